@@ -1,0 +1,91 @@
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import type { Config } from './config/config.js';
+import { Engine } from './engine/turn.js';
+import { createHttpServer } from './http/server.js';
+import type { JsonObject } from './protocol/responses.js';
+import { startSimulator, type Simulator } from './simulate/server.js';
+import { SqliteResponseStore } from './store/sqlite.js';
+import type { ResponseStore } from './store/store.js';
+import type { DeclareContext } from './tools/handler.js';
+import type { GatewayExecution } from './tools/types.js';
+import { ChatCompletionsUpstream } from './upstream/chat-completions.js';
+import type { UpstreamClient } from './upstream/client.js';
+import { ResponsesUpstream } from './upstream/responses.js';
+
+/** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
+export type ExecutionFactory = (declaration: JsonObject) => GatewayExecution | undefined;
+
+export interface GatewayOptions {
+  config: Config;
+  logger?: pino.Logger;
+  /** Execution sides of gateway-owned tool types, by canonical type (`web_search`, `mcp`, …). */
+  executions?: Record<string, ExecutionFactory>;
+  /** Replaces the configured store (tests, embedding). */
+  store?: ResponseStore;
+}
+
+export interface Gateway {
+  url: string;
+  port: number;
+  config: Config;
+  /** The built-in simulated model, when no upstream is configured. */
+  simulator: Simulator | undefined;
+  close(): Promise<void>;
+}
+
+/** The composition root: config → store, upstream, engine, HTTP server. */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const { config } = options;
+  const log = options.logger ?? pino({ level: config.logLevel });
+  let simulator: Simulator | undefined;
+  let upstreamUrl = config.upstream.url;
+  if (upstreamUrl === null) {
+    simulator = await startSimulator({ port: 0 });
+    upstreamUrl = simulator.url;
+    log.info({ upstream: upstreamUrl }, 'no upstream configured: using the built-in simulated model (set --upstream to use a real one)');
+  }
+  const upstreamOptions = { ...config.upstream, baseUrl: upstreamUrl };
+  const upstream: UpstreamClient = config.upstream.api === 'responses' ? new ResponsesUpstream(upstreamOptions) : new ChatCompletionsUpstream(upstreamOptions, config.upstream.reasoningReplay);
+  const store = options.store ?? new SqliteResponseStore(config.dataDir);
+
+  const logged = new Set<string>();
+  const declare: DeclareContext = {
+    executionFor: (type, declaration) => options.executions?.[type]?.(declaration),
+    logOnce: (key, message) => {
+      if (logged.has(key)) return;
+      logged.add(key);
+      log.warn({ tool: key }, message);
+    },
+  };
+  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls }, log);
+  const server = createHttpServer({
+    engine,
+    store,
+    maxBodyBytes: config.limits.maxBodyBytes,
+    log,
+    health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
+    listModels: async () => ({ object: 'list', data: [{ id: simulator ? 'switchyard-sim' : 'default', object: 'model', created: 0, owned_by: 'switchyard' }] }),
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info({ url, dataDir: config.dataDir, upstream: simulator ? 'simulated' : upstreamUrl }, 'switchyard listening');
+
+  return {
+    url,
+    port,
+    config,
+    simulator,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await upstream.close();
+      await store.close();
+      await simulator?.close();
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+
+export interface UpstreamConfig {
+  /** Base URL including `/v1`; null = the built-in simulated model. */
+  url: string | null;
+  api: 'chat' | 'responses';
+  apiKey?: string;
+  connectTimeoutMs: number;
+  firstTokenTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxRetries: number;
+  retryBaseDelayMs: number;
+  connections: number;
+  /** Send earlier reasoning back to the model, under which field (interleaved thinking). */
+  reasoningReplay: 'none' | 'reasoning' | 'reasoning_content';
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  logLevel: string;
+  upstream: UpstreamConfig;
+  limits: { maxBodyBytes: number };
+  tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
+}
+
+export const DEFAULT_CONFIG: Config = {
+  host: '127.0.0.1',
+  port: 8080,
+  dataDir: './data',
+  logLevel: 'info',
+  upstream: {
+    url: null,
+    api: 'chat',
+    connectTimeoutMs: 5_000,
+    firstTokenTimeoutMs: 300_000,
+    idleTimeoutMs: 120_000,
+    maxRetries: 2,
+    retryBaseDelayMs: 100,
+    connections: 512,
+    reasoningReplay: 'none',
+  },
+  limits: { maxBodyBytes: 32 * 1024 * 1024 },
+  tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {} },
+};
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+/** Environment variables that map onto config paths (documented in the README). */
+const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
+  SWITCHYARD_HOST: { path: ['host'], type: 'string' },
+  SWITCHYARD_PORT: { path: ['port'], type: 'number' },
+  SWITCHYARD_DATA_DIR: { path: ['dataDir'], type: 'string' },
+  SWITCHYARD_LOG_LEVEL: { path: ['logLevel'], type: 'string' },
+  SWITCHYARD_UPSTREAM_URL: { path: ['upstream', 'url'], type: 'string' },
+  SWITCHYARD_UPSTREAM_API: { path: ['upstream', 'api'], type: 'string' },
+  SWITCHYARD_UPSTREAM_API_KEY: { path: ['upstream', 'apiKey'], type: 'string' },
+  SWITCHYARD_MAX_TOOL_ROUNDS: { path: ['tools', 'maxToolRounds'], type: 'number' },
+  SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
+};
+
+/** Defaults < config file < environment < command-line flags. */
+export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: DeepPartial<Config> } = {}): Config {
+  let config: Config = structuredClone(DEFAULT_CONFIG);
+  const env = options.env ?? process.env;
+  const file = options.file ?? env.SWITCHYARD_CONFIG;
+  if (file) config = merge(config, JSON.parse(readFileSync(file, 'utf8')) as DeepPartial<Config>);
+  for (const [name, spec] of Object.entries(ENV)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const value = spec.type === 'number' ? Number(raw) : raw;
+    if (spec.type === 'number' && !Number.isFinite(value)) throw new Error(`${name} must be a number, got '${raw}'`);
+    setPath(config as unknown as Record<string, unknown>, spec.path, value);
+  }
+  if (options.overrides) config = merge(config, options.overrides);
+  validate(config);
+  return config;
+}
+
+function validate(config: Config): void {
+  if (config.upstream.api !== 'chat' && config.upstream.api !== 'responses') throw new Error(`upstream.api must be 'chat' or 'responses', got '${config.upstream.api}'`);
+  if (config.upstream.url !== null) new URL(config.upstream.url);
+  if (!(config.tools.maxToolRounds >= 1)) throw new Error('tools.maxToolRounds must be at least 1');
+}
+
+function merge<T>(base: T, patch: DeepPartial<T> | undefined): T {
+  if (patch === undefined) return base;
+  const out = { ...base } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) && current !== null && typeof current === 'object'
+      ? merge(current, value as DeepPartial<typeof current>)
+      : value;
+  }
+  return out as T;
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string, unknown>;
+  node[path[path.length - 1]] = value;
+}

@@ -1,0 +1,117 @@
+import type { Item, ResponseObject, ResponseStatus, StreamEvent, Usage } from '../protocol/responses.js';
+
+/**
+ * Receives every public event in order. Streaming writes them out; blocking passes none.
+ * Events reference live state: a sink must serialize (or copy) them before returning.
+ */
+export type EventSink = (event: StreamEvent) => void;
+
+export interface TerminalState {
+  status: Extract<ResponseStatus, 'completed' | 'incomplete' | 'failed' | 'cancelled'>;
+  incompleteReason?: string;
+  error?: { code: string; message: string };
+}
+
+/**
+ * The one accumulator: every change to the response goes through `emit`, which numbers the
+ * event, hands it to the sink and applies it to the snapshot. Blocking responses are the same
+ * snapshot with no sink — one code path decides what any client sees.
+ */
+export class ResponseAccumulator {
+  private sequence = 0;
+  private terminal: TerminalState | null = null;
+  private readonly usage: Usage = {
+    input_tokens: 0,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 0,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 0,
+  };
+  private sawUsage = false;
+
+  constructor(
+    readonly response: ResponseObject,
+    private readonly sink: EventSink | null,
+  ) {}
+
+  get started(): boolean {
+    return this.sequence > 0;
+  }
+
+  get finished(): boolean {
+    return this.terminal !== null;
+  }
+
+  get nextOutputIndex(): number {
+    return this.response.output.length;
+  }
+
+  /** Sends an event (payload without `type`/`sequence_number`). */
+  emit(type: string, payload: Record<string, unknown>): void {
+    if (this.sink === null) {
+      this.sequence++;
+      return;
+    }
+    const event = { type, sequence_number: this.sequence++, ...payload } as StreamEvent;
+    this.sink(event);
+  }
+
+  start(): void {
+    this.emit('response.created', { response: this.response });
+    this.emit('response.in_progress', { response: this.response });
+  }
+
+  addUsage(input: number, output: number, cached: number, reasoning: number): void {
+    this.sawUsage = true;
+    this.usage.input_tokens += input;
+    this.usage.output_tokens += output;
+    this.usage.input_tokens_details.cached_tokens += cached;
+    this.usage.output_tokens_details.reasoning_tokens += reasoning;
+    this.usage.total_tokens = this.usage.input_tokens + this.usage.output_tokens;
+  }
+
+  /** Appends an item to `output` and announces it; returns its output index. */
+  addItem(item: Item): number {
+    const outputIndex = this.response.output.length;
+    this.response.output.push(item);
+    this.emit('response.output_item.added', { output_index: outputIndex, item });
+    return outputIndex;
+  }
+
+  /** Replaces the item at `outputIndex` with its final form and announces it. */
+  doneItem(outputIndex: number, item: Item): void {
+    this.response.output[outputIndex] = item;
+    this.emit('response.output_item.done', { output_index: outputIndex, item });
+  }
+
+  /**
+   * Sets the terminal state on the snapshot (statuses of open items included) without
+   * announcing it, so the caller can persist the final response before the client hears of it.
+   */
+  settle(state: TerminalState, now: number): ResponseObject {
+    this.terminal = state;
+    const response = this.response;
+    response.status = state.status;
+    response.usage = this.sawUsage || state.status === 'completed' ? { ...this.usage } : null;
+    if (state.status === 'completed') response.completed_at = now;
+    if (state.incompleteReason) response.incomplete_details = { reason: state.incompleteReason };
+    if (state.error) response.error = state.error;
+    if (state.status !== 'completed') {
+      for (const item of response.output) {
+        if ((item as { status?: string }).status === 'in_progress') (item as { status?: string }).status = 'incomplete';
+      }
+    }
+    return response;
+  }
+
+  /** Announces the settled terminal state: exactly one terminal event per response. */
+  announceTerminal(): void {
+    const state = this.terminal;
+    if (state === null) throw new Error('announceTerminal before settle');
+    const type =
+      state.status === 'completed' ? 'response.completed'
+      : state.status === 'incomplete' ? 'response.incomplete'
+      : 'response.failed';
+    this.emit(type, { response: this.response });
+  }
+}

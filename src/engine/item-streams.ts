@@ -1,0 +1,217 @@
+import type { ModelItem } from '../protocol/model.js';
+import { JsonStringFieldDecoder } from '../protocol/json-string-field.js';
+import { ID_PREFIX, type CustomToolCallItem, type FunctionCallItem, type OutputMessageItem, type OutputTextPart, type ReasoningItem, type RefusalPart, type ToolSearchCallItem } from '../protocol/responses.js';
+import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
+import type { RegistryEntry } from '../tools/types.js';
+import { newId } from '../util/ids.js';
+import type { ResponseAccumulator } from './accumulator.js';
+
+/**
+ * Small stream-state objects, one per open public item, each with `push()` / `finish()`.
+ * They translate gateway-level deltas into public events through the accumulator.
+ */
+
+export class MessageStream {
+  private readonly item: OutputMessageItem;
+  private readonly outputIndex: number;
+  private part: OutputTextPart | RefusalPart | null = null;
+
+  constructor(private readonly acc: ResponseAccumulator) {
+    this.item = { type: 'message', id: newId(ID_PREFIX.message), status: 'in_progress', role: 'assistant', content: [] };
+    this.outputIndex = acc.addItem(this.item);
+  }
+
+  pushText(delta: string): void {
+    if (this.part?.type !== 'output_text') this.openPart({ type: 'output_text', text: '', annotations: [], logprobs: [] });
+    (this.part as OutputTextPart).text += delta;
+    this.acc.emit('response.output_text.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1, delta, logprobs: [] });
+  }
+
+  pushRefusal(delta: string): void {
+    if (this.part?.type !== 'refusal') this.openPart({ type: 'refusal', refusal: '' });
+    (this.part as RefusalPart).refusal += delta;
+    this.acc.emit('response.refusal.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1, delta });
+  }
+
+  /** The text as the model will see it in the next round. */
+  toModelItem(): ModelItem {
+    let text = '';
+    for (const part of this.item.content) text += part.type === 'output_text' ? part.text : part.refusal;
+    return { type: 'message', role: 'assistant', content: [{ type: 'text', text }] };
+  }
+
+  finish(status: 'completed' | 'incomplete' = 'completed'): void {
+    this.closePart();
+    this.item.status = status;
+    this.acc.doneItem(this.outputIndex, this.item);
+  }
+
+  private openPart(part: OutputTextPart | RefusalPart): void {
+    this.closePart();
+    // the part object is announced empty, then filled by deltas
+    this.item.content.push(part);
+    this.part = part;
+    const announced = part.type === 'output_text' ? { type: 'output_text', text: '', annotations: [], logprobs: [] } : { type: 'refusal', refusal: '' };
+    this.acc.emit('response.content_part.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1, part: announced });
+  }
+
+  private closePart(): void {
+    const part = this.part;
+    if (part === null) return;
+    const common = { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1 };
+    if (part.type === 'output_text') {
+      this.acc.emit('response.output_text.done', { ...common, text: part.text, logprobs: [] });
+    } else {
+      this.acc.emit('response.refusal.done', { ...common, refusal: part.refusal });
+    }
+    this.acc.emit('response.content_part.done', { ...common, part });
+    this.part = null;
+  }
+}
+
+/** Raw reasoning of open models: one `reasoning_text` content part (OpenAI's event names). */
+export class ReasoningStream {
+  private readonly item: ReasoningItem;
+  private readonly outputIndex: number;
+  private readonly part = { type: 'reasoning_text' as const, text: '' };
+
+  constructor(private readonly acc: ResponseAccumulator) {
+    this.item = { type: 'reasoning', id: newId(ID_PREFIX.reasoning), summary: [], content: [] };
+    this.outputIndex = acc.addItem(this.item);
+    this.item.content!.push(this.part);
+    acc.emit('response.content_part.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+  }
+
+  push(delta: string): void {
+    this.part.text += delta;
+    this.acc.emit('response.reasoning_text.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: 0, delta });
+  }
+
+  toModelItem(): ModelItem {
+    return { type: 'reasoning', text: this.part.text };
+  }
+
+  finish(): void {
+    const common = { item_id: this.item.id, output_index: this.outputIndex, content_index: 0 };
+    this.acc.emit('response.reasoning_text.done', { ...common, text: this.part.text });
+    this.acc.emit('response.content_part.done', { ...common, part: this.part });
+    this.item.encrypted_content = null;
+    this.acc.doneItem(this.outputIndex, this.item);
+  }
+}
+
+/** A client function call (plain or namespaced), streamed as it arrives. */
+export class FunctionCallStream {
+  readonly item: FunctionCallItem;
+  private readonly outputIndex: number;
+
+  constructor(private readonly acc: ResponseAccumulator, callId: string, entry: RegistryEntry) {
+    this.item = {
+      type: 'function_call',
+      id: newId(ID_PREFIX.functionCall),
+      call_id: callId,
+      name: entry.identity.name,
+      ...(entry.identity.namespace !== undefined ? { namespace: entry.identity.namespace } : {}),
+      arguments: '',
+      status: 'in_progress',
+    };
+    this.outputIndex = acc.addItem(this.item);
+  }
+
+  push(delta: string): void {
+    this.item.arguments += delta;
+    this.acc.emit('response.function_call_arguments.delta', { item_id: this.item.id, output_index: this.outputIndex, delta });
+  }
+
+  finish(status: 'completed' | 'incomplete' = 'completed'): void {
+    this.acc.emit('response.function_call_arguments.done', { item_id: this.item.id, output_index: this.outputIndex, arguments: this.item.arguments, name: this.item.name });
+    this.item.status = status;
+    this.acc.doneItem(this.outputIndex, this.item);
+  }
+}
+
+/**
+ * A client custom tool call: the model writes `{"input": "<raw text>"}`; the raw text is decoded
+ * incrementally and streamed as `custom_tool_call_input.delta`, never with JSON escaping.
+ */
+export class CustomToolCallStream {
+  readonly item: CustomToolCallItem;
+  private readonly outputIndex: number;
+  private readonly decoder = new JsonStringFieldDecoder(CUSTOM_INPUT_KEY);
+  private rawArguments = '';
+
+  constructor(private readonly acc: ResponseAccumulator, callId: string, entry: RegistryEntry) {
+    this.item = {
+      type: 'custom_tool_call',
+      id: newId(ID_PREFIX.customToolCall),
+      call_id: callId,
+      name: entry.identity.name,
+      ...(entry.identity.namespace !== undefined ? { namespace: entry.identity.namespace } : {}),
+      input: '',
+      status: 'in_progress',
+    };
+    this.outputIndex = acc.addItem(this.item);
+  }
+
+  get arguments(): string {
+    return this.rawArguments;
+  }
+
+  push(fragment: string): void {
+    this.rawArguments += fragment;
+    const decoded = this.decoder.push(fragment);
+    if (decoded) this.emitDelta(decoded);
+  }
+
+  finish(status: 'completed' | 'incomplete' = 'completed'): void {
+    const input = resolveCustomInput(this.rawArguments);
+    // The incremental decoder only streams the common `{"input": "…"}` shape; anything else is
+    // resolved from the complete text and sent as one delta so deltas always add up to `input`.
+    if (input.startsWith(this.item.input)) {
+      const rest = input.slice(this.item.input.length);
+      if (rest) this.emitDelta(rest);
+    } else {
+      this.item.input = input;
+    }
+    this.acc.emit('response.custom_tool_call_input.done', { item_id: this.item.id, output_index: this.outputIndex, input: this.item.input });
+    this.item.status = status;
+    this.acc.doneItem(this.outputIndex, this.item);
+  }
+
+  private emitDelta(delta: string): void {
+    this.item.input += delta;
+    this.acc.emit('response.custom_tool_call_input.delta', { item_id: this.item.id, output_index: this.outputIndex, delta });
+  }
+}
+
+/** The raw input of a custom call from the model's complete arguments text. */
+export function resolveCustomInput(args: string): string {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (typeof parsed === 'string') return parsed;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const record = parsed as Record<string, unknown>;
+      if (typeof record[CUSTOM_INPUT_KEY] === 'string') return record[CUSTOM_INPUT_KEY] as string;
+      const values = Object.values(record);
+      if (values.length === 1 && typeof values[0] === 'string') return values[0];
+    }
+  } catch {
+    // not JSON: the model wrote the freeform input directly
+  }
+  return args;
+}
+
+/** A client-executed tool search: announced whole once its arguments are complete. */
+export function emitToolSearchCall(acc: ResponseAccumulator, callId: string, args: string): ToolSearchCallItem {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args || '{}');
+  } catch {
+    parsed = { query: args };
+  }
+  const item: ToolSearchCallItem = { type: 'tool_search_call', id: newId(ID_PREFIX.toolSearch), call_id: callId, arguments: parsed, execution: 'client', status: 'in_progress' };
+  const index = acc.addItem(item);
+  item.status = 'completed';
+  acc.doneItem(index, item);
+  return item;
+}

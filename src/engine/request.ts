@@ -1,0 +1,282 @@
+import { invalidRequest } from '../errors.js';
+import type { JsonObject } from '../protocol/responses.js';
+import { parseTools, type ParsedTool } from '../tools/registry.js';
+import { ToolDeclarationError } from '../tools/types.js';
+import { isPlainObject } from '../tools/validate.js';
+
+/** A validated `POST /v1/responses` body; unknown top-level keys are tolerated and ignored. */
+export interface CreateRequest {
+  model: string;
+  input: JsonObject[];
+  instructions: string | null;
+  tools: ParsedTool[];
+  toolChoice: unknown;
+  parallelToolCalls: boolean;
+  maxToolCalls: number | null;
+  maxOutputTokens: number | null;
+  temperature: number | null;
+  topP: number | null;
+  store: boolean;
+  stream: boolean;
+  background: boolean;
+  previousResponseId: string | null;
+  text: JsonObject;
+  reasoning: { effort: string | null; summary: string | null } | null;
+  truncation: 'auto' | 'disabled';
+  metadata: Record<string, string>;
+  include: string[];
+  user: string | null;
+  safetyIdentifier: string | null;
+  promptCacheKey: string | null;
+  serviceTier: string;
+  topLogprobs: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+}
+
+/** Item types accepted in `input` (beyond messages). */
+export const KNOWN_INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'reasoning',
+  'tool_search_call',
+  'tool_search_output',
+  'mcp_list_tools',
+  'mcp_call',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'web_search_call',
+  'file_search_call',
+  'code_interpreter_call',
+  'item_reference',
+  'compaction',
+]);
+
+const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
+const EFFORTS = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
+const INPUT_PART_TYPES = new Set(['input_text', 'input_image', 'input_file', 'output_text', 'refusal', 'text', 'summary_text', 'reasoning_text']);
+
+export function parseCreateRequest(body: unknown): CreateRequest {
+  if (!isPlainObject(body)) throw invalidRequest('The request body must be a JSON object.', null, 'invalid_type');
+  const model = body.model;
+  if (model === undefined || model === null) throw invalidRequest("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
+  if (typeof model !== 'string' || model.length === 0) throw invalidRequest("Invalid type for 'model': expected a non-empty string.", 'model', 'invalid_type');
+
+  const stream = optBool(body, 'stream') ?? false;
+  const store = optBool(body, 'store') ?? true;
+  const background = optBool(body, 'background') ?? false;
+  if (background) throw invalidRequest('Background responses are not supported yet.', 'background', 'unsupported_parameter');
+
+  let tools: ParsedTool[];
+  try {
+    tools = parseTools(body.tools);
+  } catch (err) {
+    if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
+    throw err;
+  }
+
+  const previousResponseId = optString(body, 'previous_response_id');
+  if (body.conversation !== undefined && body.conversation !== null) {
+    if (previousResponseId) throw invalidRequest("'previous_response_id' and 'conversation' cannot be used together.", 'conversation', 'invalid_value');
+    throw invalidRequest('Conversations are not supported yet.', 'conversation', 'unsupported_parameter');
+  }
+
+  const temperature = optNumber(body, 'temperature', 0, 2);
+  const topP = optNumber(body, 'top_p', 0, 1);
+  const maxOutputTokens = optInteger(body, 'max_output_tokens', 1);
+  const maxToolCalls = optInteger(body, 'max_tool_calls', 0);
+  const topLogprobs = optInteger(body, 'top_logprobs', 0, 20) ?? 0;
+
+  return {
+    model,
+    input: parseInput(body.input),
+    instructions: parseInstructions(body.instructions),
+    tools,
+    toolChoice: body.tool_choice ?? 'auto',
+    parallelToolCalls: optBool(body, 'parallel_tool_calls') ?? true,
+    maxToolCalls,
+    maxOutputTokens,
+    temperature,
+    topP,
+    store,
+    stream,
+    background,
+    previousResponseId,
+    text: parseText(body.text),
+    reasoning: parseReasoning(body.reasoning),
+    truncation: parseTruncation(body.truncation),
+    metadata: parseMetadata(body.metadata),
+    include: parseInclude(body.include),
+    user: optString(body, 'user'),
+    safetyIdentifier: optString(body, 'safety_identifier'),
+    promptCacheKey: optString(body, 'prompt_cache_key'),
+    serviceTier: optString(body, 'service_tier') ?? 'default',
+    topLogprobs,
+    presencePenalty: optNumber(body, 'presence_penalty', -2, 2) ?? 0,
+    frequencyPenalty: optNumber(body, 'frequency_penalty', -2, 2) ?? 0,
+  };
+}
+
+function parseInput(input: unknown): JsonObject[] {
+  if (input === undefined || input === null) return [];
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
+  if (!Array.isArray(input)) throw invalidRequest("Invalid type for 'input': expected a string or an array of items.", 'input', 'invalid_type');
+  return input.map((item: unknown, i) => validateInputItem(item, `input[${i}]`));
+}
+
+export function validateInputItem(item: unknown, param: string): JsonObject {
+  if (!isPlainObject(item)) throw invalidRequest(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
+  const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
+  if (typeof type !== 'string') throw invalidRequest(`Missing required parameter: '${param}.type'.`, `${param}.type`, 'missing_required_parameter');
+  if (!KNOWN_INPUT_ITEM_TYPES.has(type)) throw invalidRequest(`Invalid value: '${type}'. Unknown item type at '${param}.type'.`, `${param}.type`, 'invalid_value');
+  switch (type) {
+    case 'message': {
+      if (typeof item.role !== 'string' || !ROLES.has(item.role)) {
+        throw invalidRequest(`Invalid value for '${param}.role': expected one of 'user', 'assistant', 'system', 'developer'.`, `${param}.role`, 'invalid_value');
+      }
+      const content = item.content;
+      if (typeof content === 'string') return { ...item, type };
+      if (!Array.isArray(content)) throw invalidRequest(`Invalid type for '${param}.content': expected a string or an array of content parts.`, `${param}.content`, 'invalid_type');
+      content.forEach((part: unknown, j) => {
+        const partParam = `${param}.content[${j}]`;
+        if (!isPlainObject(part) || typeof part.type !== 'string') throw invalidRequest(`Invalid '${partParam}': expected a content part object with a 'type'.`, partParam, 'invalid_type');
+        if (!INPUT_PART_TYPES.has(part.type)) throw invalidRequest(`Invalid value: '${part.type}'. Unknown content part type at '${partParam}.type'.`, `${partParam}.type`, 'invalid_value');
+        if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') {
+          throw invalidRequest(`Invalid type for '${partParam}.text': expected a string.`, `${partParam}.text`, 'invalid_type');
+        }
+      });
+      return { ...item, type };
+    }
+    case 'function_call':
+      requireStringField(item, 'call_id', param);
+      requireStringField(item, 'name', param);
+      requireStringField(item, 'arguments', param, true);
+      return item;
+    case 'custom_tool_call':
+      requireStringField(item, 'call_id', param);
+      requireStringField(item, 'name', param);
+      requireStringField(item, 'input', param, true);
+      return item;
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+      requireStringField(item, 'call_id', param);
+      if (typeof item.output !== 'string' && !Array.isArray(item.output)) {
+        throw invalidRequest(`Invalid type for '${param}.output': expected a string or an array of content parts.`, `${param}.output`, 'invalid_type');
+      }
+      return item;
+    case 'mcp_approval_response':
+      requireStringField(item, 'approval_request_id', param);
+      if (typeof item.approve !== 'boolean') throw invalidRequest(`Missing required parameter: '${param}.approve'.`, `${param}.approve`, 'missing_required_parameter');
+      return item;
+    case 'item_reference':
+      requireStringField(item, 'id', param);
+      return item;
+    default:
+      return item;
+  }
+}
+
+function requireStringField(item: JsonObject, key: string, param: string, allowEmpty = false): void {
+  const value = item[key];
+  if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
+    throw invalidRequest(
+      value === undefined ? `Missing required parameter: '${param}.${key}'.` : `Invalid type for '${param}.${key}': expected a string.`,
+      `${param}.${key}`,
+      value === undefined ? 'missing_required_parameter' : 'invalid_type',
+    );
+  }
+}
+
+function parseInstructions(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw invalidRequest("Invalid type for 'instructions': expected a string.", 'instructions', 'invalid_type');
+  return value;
+}
+
+function parseText(value: unknown): JsonObject {
+  if (value === undefined || value === null) return { format: { type: 'text' }, verbosity: 'medium' };
+  if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'text': expected an object.", 'text', 'invalid_type');
+  const format = value.format ?? { type: 'text' };
+  if (!isPlainObject(format)) throw invalidRequest("Invalid type for 'text.format': expected an object.", 'text.format', 'invalid_type');
+  switch (format.type) {
+    case 'text':
+    case 'json_object':
+      break;
+    case 'json_schema':
+      if (typeof format.name !== 'string' || format.name.length === 0) throw invalidRequest("Missing required parameter: 'text.format.name'.", 'text.format.name', 'missing_required_parameter');
+      if (!isPlainObject(format.schema)) throw invalidRequest("Missing required parameter: 'text.format.schema'.", 'text.format.schema', 'missing_required_parameter');
+      break;
+    default:
+      throw invalidRequest("Invalid value for 'text.format.type': expected 'text', 'json_object' or 'json_schema'.", 'text.format.type', 'invalid_value');
+  }
+  const verbosity = value.verbosity ?? 'medium';
+  if (verbosity !== 'low' && verbosity !== 'medium' && verbosity !== 'high') throw invalidRequest("Invalid value for 'text.verbosity'.", 'text.verbosity', 'invalid_value');
+  return { format, verbosity };
+}
+
+function parseReasoning(value: unknown): CreateRequest['reasoning'] {
+  if (value === undefined || value === null) return { effort: null, summary: null };
+  if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'reasoning': expected an object.", 'reasoning', 'invalid_type');
+  const effort = value.effort ?? null;
+  if (effort !== null && (typeof effort !== 'string' || !EFFORTS.has(effort))) throw invalidRequest("Invalid value for 'reasoning.effort'.", 'reasoning.effort', 'invalid_value');
+  const summary = value.summary ?? value.generate_summary ?? null;
+  if (summary !== null && summary !== 'auto' && summary !== 'concise' && summary !== 'detailed') throw invalidRequest("Invalid value for 'reasoning.summary'.", 'reasoning.summary', 'invalid_value');
+  return { effort: effort as string | null, summary: summary as string | null };
+}
+
+function parseTruncation(value: unknown): 'auto' | 'disabled' {
+  if (value === undefined || value === null) return 'disabled';
+  if (value !== 'auto' && value !== 'disabled') throw invalidRequest("Invalid value for 'truncation': expected 'auto' or 'disabled'.", 'truncation', 'invalid_value');
+  return value;
+}
+
+function parseMetadata(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'metadata': expected an object.", 'metadata', 'invalid_type');
+  const entries = Object.entries(value);
+  if (entries.length > 16) throw invalidRequest("Invalid 'metadata': at most 16 key-value pairs.", 'metadata', 'invalid_value');
+  for (const [key, v] of entries) {
+    if (key.length > 64) throw invalidRequest(`Invalid 'metadata': key '${key.slice(0, 20)}…' is longer than 64 characters.`, `metadata.${key}`, 'invalid_value');
+    if (typeof v !== 'string' || v.length > 512) throw invalidRequest(`Invalid 'metadata.${key}': values must be strings of at most 512 characters.`, `metadata.${key}`, 'invalid_value');
+  }
+  return value as Record<string, string>;
+}
+
+function parseInclude(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw invalidRequest("Invalid type for 'include': expected an array of strings.", 'include', 'invalid_type');
+  return value as string[];
+}
+
+function optBool(body: JsonObject, key: string): boolean | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw invalidRequest(`Invalid type for '${key}': expected a boolean, but got a ${typeof v} instead.`, key, 'invalid_type');
+  return v;
+}
+
+function optString(body: JsonObject, key: string): string | null {
+  const v = body[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string') throw invalidRequest(`Invalid type for '${key}': expected a string, but got a ${typeof v} instead.`, key, 'invalid_type');
+  return v;
+}
+
+function optNumber(body: JsonObject, key: string, min: number, max: number): number | null {
+  const v = body[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw invalidRequest(`Invalid type for '${key}': expected a number, but got a ${typeof v} instead.`, key, 'invalid_type');
+  if (v < min || v > max) throw invalidRequest(`Invalid '${key}': ${v}. Expected a value between ${min} and ${max}.`, key, 'invalid_value');
+  return v;
+}
+
+function optInteger(body: JsonObject, key: string, min: number, max = Number.MAX_SAFE_INTEGER): number | null {
+  const v = body[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw invalidRequest(`Invalid type for '${key}': expected an integer, but got ${JSON.stringify(v)} instead.`, key, 'invalid_type');
+  if (v < min || v > max) throw invalidRequest(`Invalid '${key}': integer below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, 'integer_below_min_value');
+  return v;
+}

@@ -1,0 +1,161 @@
+import type { FinishReason, ModelItem, RawEvent } from '../protocol/model.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { ModelCall, RegistryEntry } from '../tools/types.js';
+import type { ResponseAccumulator } from './accumulator.js';
+import { CustomToolCallStream, FunctionCallStream, MessageStream, ReasoningStream, emitToolSearchCall } from './item-streams.js';
+
+/** A call the gateway answers itself (gateway-owned, or a name the registry does not know). */
+export interface PendingGatewayCall {
+  call: ModelCall;
+  entry: RegistryEntry | undefined;
+}
+
+export interface RoundResult {
+  finishReason: FinishReason;
+  /** Client-owned calls returned to the client this round. */
+  clientCalls: number;
+  /** Gateway-owned and unknown calls, in model call order. */
+  gatewayCalls: PendingGatewayCall[];
+  /** What the model said this round, as it will see it in the next one. */
+  modelItems: ModelItem[];
+}
+
+interface OpenCall {
+  callId: string;
+  name: string;
+  entry: RegistryEntry | undefined;
+  args: string;
+  stream: FunctionCallStream | CustomToolCallStream | null;
+}
+
+/**
+ * Raw → gateway → public for one inference round (architecture.md §5). Each call is classified
+ * by the registry the moment its name arrives: client calls stream at once in their public
+ * shape; gateway-owned and unknown calls stay hidden and are handed to the loop complete.
+ */
+export class RoundTranslator {
+  private message: MessageStream | null = null;
+  private reasoning: ReasoningStream | null = null;
+  /** Whitespace that arrived before any visible text; dropped if nothing visible follows. */
+  private leadingWhitespace = '';
+  private readonly calls = new Map<number, OpenCall>();
+  private readonly modelItems: ModelItem[] = [];
+  private finishReason: FinishReason | null = null;
+
+  constructor(
+    private readonly acc: ResponseAccumulator,
+    private readonly registry: ToolRegistry,
+  ) {}
+
+  get sawFinish(): boolean {
+    return this.finishReason !== null;
+  }
+
+  /** Whether the model was cut off (token cap or content filter): open items end `incomplete`. */
+  get truncated(): boolean {
+    return this.finishReason === 'length' || this.finishReason === 'content_filter';
+  }
+
+  push(event: RawEvent): void {
+    switch (event.kind) {
+      case 'reasoning':
+        if (this.message) this.closeMessage();
+        (this.reasoning ??= new ReasoningStream(this.acc)).push(event.delta);
+        break;
+      case 'text':
+        this.pushText(event.delta);
+        break;
+      case 'refusal':
+        this.closeReasoning();
+        this.openMessage().pushRefusal(event.delta);
+        break;
+      case 'tool_call_start':
+        this.startCall(event.index, event.callId, event.name);
+        break;
+      case 'tool_call_args': {
+        const call = this.calls.get(event.index);
+        if (!call) break;
+        call.args += event.delta;
+        call.stream?.push(event.delta);
+        break;
+      }
+      case 'usage':
+        this.acc.addUsage(event.usage.inputTokens, event.usage.outputTokens, event.usage.cachedTokens, event.usage.reasoningTokens);
+        break;
+      case 'finish':
+        this.finishReason = event.reason;
+        break;
+      case 'error':
+        // handled by the loop (it owns the terminal state)
+        break;
+    }
+  }
+
+  /** Closes every open item (statuses per `status`) and returns what the round produced. */
+  finish(status: 'completed' | 'incomplete' = 'completed'): RoundResult {
+    this.closeReasoning();
+    this.closeMessage(status);
+    let clientCalls = 0;
+    const gatewayCalls: PendingGatewayCall[] = [];
+    const modelCalls: ModelItem[] = [];
+    for (const call of this.calls.values()) {
+      const args = call.stream instanceof CustomToolCallStream ? call.stream.arguments : call.args;
+      modelCalls.push({ type: 'function_call', callId: call.callId, name: call.name, arguments: args });
+      if (call.stream) {
+        call.stream.finish(status);
+        clientCalls++;
+      } else if (call.entry?.shape === 'tool_search') {
+        if (status === 'completed') emitToolSearchCall(this.acc, call.callId, args);
+        clientCalls++;
+      } else if (status === 'completed') {
+        gatewayCalls.push({ call: { callId: call.callId, modelName: call.name, arguments: args }, entry: call.entry });
+      }
+    }
+    this.modelItems.push(...modelCalls);
+    return { finishReason: this.finishReason ?? 'other', clientCalls, gatewayCalls, modelItems: this.modelItems };
+  }
+
+  private pushText(delta: string): void {
+    if (!this.message) {
+      if (delta.trim() === '') {
+        this.leadingWhitespace += delta;
+        return;
+      }
+      delta = this.leadingWhitespace + delta;
+      this.leadingWhitespace = '';
+    }
+    this.closeReasoning();
+    this.openMessage().pushText(delta);
+  }
+
+  private openMessage(): MessageStream {
+    return (this.message ??= new MessageStream(this.acc));
+  }
+
+  private closeMessage(status: 'completed' | 'incomplete' = 'completed'): void {
+    this.leadingWhitespace = '';
+    if (!this.message) return;
+    this.message.finish(status);
+    this.modelItems.push(this.message.toModelItem());
+    this.message = null;
+  }
+
+  private closeReasoning(): void {
+    if (!this.reasoning) return;
+    this.reasoning.finish();
+    this.modelItems.push(this.reasoning.toModelItem());
+    this.reasoning = null;
+  }
+
+  private startCall(index: number, callId: string, name: string): void {
+    this.closeReasoning();
+    this.closeMessage();
+    const entry = this.registry.lookup(name);
+    let stream: OpenCall['stream'] = null;
+    if (entry && entry.owner === 'client') {
+      if (entry.shape === 'function') stream = new FunctionCallStream(this.acc, callId, entry);
+      else if (entry.shape === 'custom') stream = new CustomToolCallStream(this.acc, callId, entry);
+    }
+    this.calls.set(index, { callId, name, entry, args: '', stream });
+  }
+}

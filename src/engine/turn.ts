@@ -1,0 +1,263 @@
+import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import type { ModelItem, ModelRequest, ModelResponseFormat, RawEvent } from '../protocol/model.js';
+import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
+import type { ResponseStore } from '../store/store.js';
+import type { DeclareContext } from '../tools/handler.js';
+import { registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import { newId } from '../util/ids.js';
+import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
+import { classifyRound } from './classify.js';
+import { loadSearchedTools, toModelItems } from './conversation.js';
+import { parseCreateRequest, type CreateRequest } from './request.js';
+import { newResponseObject } from './response-object.js';
+import { RoundTranslator } from './round.js';
+import { runGatewayCalls } from './scheduler.js';
+
+export interface EngineOptions {
+  maxToolRounds: number;
+  maxConcurrentGatewayCalls: number;
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
+export interface PreparedTurn {
+  request: CreateRequest;
+  registry: ToolRegistry;
+  /** This request's input items with ids (stored for input_items listing). */
+  inputItems: Item[];
+  /** History + input, as the model sees it. */
+  conversation: ModelItem[];
+  base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
+  tools: ModelRequest['tools'];
+  toolChoice: ModelRequest['toolChoice'];
+}
+
+/**
+ * The turn loop (architecture.md §3): infer, translate, run gateway calls, repeat until the
+ * turn is done, needs the client, or hits the cap — one public event lifecycle throughout.
+ */
+export class Engine {
+  constructor(
+    private readonly upstream: UpstreamClient,
+    private readonly store: ResponseStore,
+    private readonly declare: DeclareContext,
+    private readonly options: EngineOptions,
+    private readonly log: Logger,
+  ) {}
+
+  async prepare(body: unknown): Promise<PreparedTurn> {
+    const request = parseCreateRequest(body);
+    const history: JsonObject[] = [];
+    if (request.previousResponseId !== null) {
+      const chain = await this.store.chain(request.previousResponseId);
+      if (!chain) {
+        throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
+      }
+      for (const record of chain) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+    }
+    const inputItems = request.input.map(withId);
+    checkOutputsPaired(history, inputItems);
+
+    let registry: ToolRegistry;
+    let choice;
+    try {
+      registry = registerTools(request.tools, this.declare);
+      loadSearchedTools(inputItems, registry, this.declare);
+      choice = resolveToolChoice(request.toolChoice, registry);
+    } catch (err) {
+      if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
+      throw err;
+    }
+
+    const conversation: ModelItem[] = [];
+    if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
+    conversation.push(...toModelItems(history, registry), ...toModelItems(inputItems, registry));
+
+    return {
+      request,
+      registry,
+      inputItems: inputItems as Item[],
+      conversation,
+      base: {
+        model: request.model,
+        ...(choice.functions.length > 0 ? { parallelToolCalls: request.parallelToolCalls } : {}),
+        ...(request.maxOutputTokens !== null ? { maxOutputTokens: request.maxOutputTokens } : {}),
+        ...(request.temperature !== null ? { temperature: request.temperature } : {}),
+        ...(request.topP !== null ? { topP: request.topP } : {}),
+        ...(request.reasoning?.effort ? { reasoningEffort: request.reasoning.effort } : {}),
+        ...responseFormatOf(request.text),
+      },
+      tools: choice.functions,
+      toolChoice: choice.toolChoice,
+    };
+  }
+
+  /**
+   * Runs a prepared turn. `sink` receives the public events (null for blocking). Throws a
+   * GatewayError only while nothing has been emitted; after that every failure is a
+   * `response.failed` terminal event, and the terminal state is stored before it is announced.
+   */
+  async run(turn: PreparedTurn, sink: EventSink | null, signal: AbortSignal, drained?: () => Promise<void> | undefined): Promise<ResponseObject> {
+    const response = newResponseObject(newId(ID_PREFIX.response), Math.floor(Date.now() / 1000), turn.request);
+    const acc = new ResponseAccumulator(response, sink);
+    const conversation = [...turn.conversation];
+    const emitter = itemEmitter(acc);
+    let gatewayCallsMade = 0;
+
+    for (let round = 0; ; round++) {
+      const request: ModelRequest = {
+        ...turn.base,
+        items: conversation,
+        tools: turn.tools,
+        // a forced choice applies to the first round only, or the loop would force it forever
+        toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : turn.tools.length > 0 ? 'auto' : undefined,
+      };
+      let batches: AsyncIterable<RawEvent[]>;
+      try {
+        batches = await this.upstream.open(request, signal);
+      } catch (err) {
+        if (!acc.started && !signal.aborted) throw err;
+        return this.fail(acc, turn, err, signal);
+      }
+      if (!acc.started) acc.start();
+
+      const translator = new RoundTranslator(acc, turn.registry);
+      try {
+        for await (const batch of batches) {
+          for (const event of batch) {
+            if (event.kind === 'error') throw new GatewayError(502, 'upstream_error', event.code ?? 'upstream_error', `The upstream failed mid-stream: ${event.message}`);
+            translator.push(event);
+          }
+          // backpressure: a slow client slows the upstream read instead of growing a buffer
+          const wait = drained?.();
+          if (wait) await wait;
+        }
+        if (!translator.sawFinish) throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', 'The upstream stream ended before the response was complete.');
+      } catch (err) {
+        translator.finish('incomplete');
+        return this.fail(acc, turn, err, signal);
+      }
+
+      const result = translator.finish(translator.truncated ? 'incomplete' : 'completed');
+      conversation.push(...result.modelItems);
+      if (result.finishReason === 'length' || result.finishReason === 'content_filter') {
+        return this.finish(acc, turn, { status: 'incomplete', incompleteReason: result.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' });
+      }
+
+      let calls = result.gatewayCalls;
+      let capped = false;
+      const cap = turn.request.maxToolCalls;
+      if (cap !== null && gatewayCallsMade + calls.length > cap) {
+        calls = calls.slice(0, Math.max(0, cap - gatewayCallsMade));
+        capped = true;
+      }
+      if (calls.length > 0) {
+        const outcomes = await runGatewayCalls(calls, { maxConcurrent: this.options.maxConcurrentGatewayCalls }, emitter, signal);
+        gatewayCallsMade += calls.length;
+        calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
+      }
+      if (signal.aborted) return this.fail(acc, turn, new Error('aborted'), signal);
+      if (capped && result.clientCalls === 0) return this.finish(acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_calls' });
+
+      switch (classifyRound(result.clientCalls > 0, calls.length, round, this.options.maxToolRounds)) {
+        case 'continue':
+          continue;
+        case 'incomplete':
+          return this.finish(acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_rounds' });
+        case 'done':
+        case 'requires_client_action':
+          return this.finish(acc, turn, { status: 'completed' });
+      }
+    }
+  }
+
+  private async fail(acc: ResponseAccumulator, turn: PreparedTurn, err: unknown, signal: AbortSignal): Promise<ResponseObject> {
+    if (!acc.started) acc.start();
+    if (signal.aborted) {
+      return this.finish(acc, turn, { status: 'failed', error: { code: 'client_disconnected', message: 'The client disconnected before the response was complete.' } });
+    }
+    const error = err instanceof GatewayError ? { code: 'server_error', message: err.message } : { code: 'server_error', message: 'The gateway failed while generating the response.' };
+    if (!(err instanceof GatewayError)) this.log.error({ err }, 'turn failed');
+    else this.log.warn({ code: err.code, message: err.message }, 'turn failed');
+    return this.finish(acc, turn, { status: 'failed', error });
+  }
+
+  private async finish(acc: ResponseAccumulator, turn: PreparedTurn, state: TerminalState): Promise<ResponseObject> {
+    const response = acc.settle(state, Math.floor(Date.now() / 1000));
+    if (turn.request.store) {
+      try {
+        await this.store.save({ response, inputItems: turn.inputItems });
+      } catch (err) {
+        this.log.error({ err, responseId: response.id }, 'storing the response failed');
+      }
+    }
+    acc.announceTerminal();
+    return response;
+  }
+}
+
+function itemEmitter(acc: ResponseAccumulator): ItemEmitter {
+  return {
+    add: (item) => acc.addItem(item),
+    event: (type, outputIndex, fields) => acc.emit(type, { item_id: acc.response.output[outputIndex].id, output_index: outputIndex, ...fields }),
+    done: (outputIndex, item) => acc.doneItem(outputIndex, item),
+    newId,
+  };
+}
+
+const INPUT_ID_PREFIX: Record<string, string> = {
+  message: ID_PREFIX.message,
+  function_call: ID_PREFIX.functionCall,
+  function_call_output: ID_PREFIX.functionCallOutput,
+  custom_tool_call: ID_PREFIX.customToolCall,
+  custom_tool_call_output: 'ctco',
+  reasoning: ID_PREFIX.reasoning,
+};
+
+/** Input items are stored with ids (clients may omit them); message content is normalized to parts. */
+function withId(item: JsonObject): JsonObject {
+  let out = item;
+  if (item.type === 'message' && typeof item.content === 'string') {
+    out = { ...item, content: [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content, ...(item.role === 'assistant' ? { annotations: [] } : {}) }] };
+  }
+  if (typeof out.id !== 'string') out = { id: newId(INPUT_ID_PREFIX[String(out.type)] ?? ID_PREFIX.item), ...out };
+  if (out.type === 'message' && out.status === undefined) out = { ...out, status: 'completed' };
+  return out;
+}
+
+/** A tool output must answer a call the conversation holds (paired by `call_id`). */
+function checkOutputsPaired(history: readonly JsonObject[], input: readonly JsonObject[]): void {
+  const callIds = new Set<string>();
+  for (const item of history) if (typeof item.call_id === 'string' && item.type !== 'function_call_output' && item.type !== 'custom_tool_call_output') callIds.add(item.call_id);
+  input.forEach((item, i) => {
+    if (item.type === 'function_call' || item.type === 'custom_tool_call' || item.type === 'tool_search_call') {
+      if (typeof item.call_id === 'string') callIds.add(item.call_id);
+      return;
+    }
+    if ((item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && !callIds.has(item.call_id as string)) {
+      throw invalidRequest(`No tool call found for ${String(item.type)} with call_id ${String(item.call_id)}.`, `input[${i}]`, 'invalid_value');
+    }
+  });
+}
+
+function responseFormatOf(text: JsonObject): { responseFormat?: ModelResponseFormat } {
+  const format = text.format as JsonObject | undefined;
+  if (!format || format.type === 'text') return {};
+  if (format.type === 'json_object') return { responseFormat: { type: 'json_object' } };
+  return {
+    responseFormat: {
+      type: 'json_schema',
+      name: format.name as string,
+      schema: format.schema as Record<string, unknown>,
+      ...(typeof format.strict === 'boolean' ? { strict: format.strict } : {}),
+      ...(typeof format.description === 'string' ? { description: format.description } : {}),
+    },
+  };
+}

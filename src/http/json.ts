@@ -1,0 +1,38 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError, invalidRequest } from '../errors.js';
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, err: GatewayError): void {
+  const headers: Record<string, string> = {};
+  if (err.status >= 500) headers['x-should-retry'] = String(err.retryable);
+  sendJson(res, err.status, err.toBody(), headers);
+}
+
+/** Reads a JSON body, refusing more than `limit` bytes with 413 before buffering them. */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+  if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw invalidRequest(`The request body is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
+  }
+}
+
+function tooLarge(limit: number): GatewayError {
+  return new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds the limit of ${limit} bytes.`);
+}

@@ -1,0 +1,62 @@
+import type { ServerResponse } from 'node:http';
+import { encodeSseEvent } from '../protocol/sse.js';
+import type { StreamEvent } from '../protocol/responses.js';
+
+const KEEPALIVE_MS = 15_000;
+
+/**
+ * Writes public events to a client as SSE: headers on the first event (so failures before it
+ * can still be plain HTTP errors), each event in one write, a comment keep-alive on an unref'd
+ * timer while the stream is quiet, and `drained()` for backpressure.
+ */
+export class SseWriter {
+  private opened = false;
+  private lastWrite = 0;
+  private keepalive: NodeJS.Timeout | undefined;
+
+  constructor(private readonly res: ServerResponse) {}
+
+  get headersSent(): boolean {
+    return this.opened;
+  }
+
+  readonly write = (event: StreamEvent): void => {
+    if (!this.opened) this.open();
+    if (this.res.destroyed) return;
+    this.res.write(encodeSseEvent(event.type, JSON.stringify(event)));
+    this.lastWrite = Date.now();
+  };
+
+  /** Resolves once the socket buffer has drained (immediately when it is not full). */
+  drained(): Promise<void> | undefined {
+    if (!this.res.writableNeedDrain || this.res.destroyed) return undefined;
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.res.on('close', done);
+    });
+  }
+
+  end(): void {
+    clearInterval(this.keepalive);
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  private open(): void {
+    this.opened = true;
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    this.res.flushHeaders();
+    this.keepalive = setInterval(() => {
+      if (Date.now() - this.lastWrite >= KEEPALIVE_MS && !this.res.destroyed) this.res.write(': keepalive\n\n');
+    }, KEEPALIVE_MS);
+    this.keepalive.unref();
+  }
+}

@@ -1,0 +1,5 @@
+export { startGateway, type Gateway, type GatewayOptions, type ExecutionFactory } from './app.js';
+export { loadConfig, DEFAULT_CONFIG, type Config } from './config/config.js';
+export { startSimulator, type Simulator } from './simulate/server.js';
+export type { GatewayExecution, ToolOutcome, ItemEmitter, GatewayInvocation, RegistryEntry } from './tools/types.js';
+export type { ResponseStore } from './store/store.js';

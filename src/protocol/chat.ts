@@ -1,0 +1,256 @@
+/**
+ * Chat Completions wire types (gateway → upstream) and the codecs between them and the neutral
+ * model types. Reference: shared/reference/chat-completions-upstream.md.
+ */
+import type { FinishReason, ModelItem, ModelRequest, RawEvent } from './model.js';
+
+export interface ChatToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string }
+  | { role: 'user'; content: string | Array<{ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } }> }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; reasoning?: string; reasoning_content?: string }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream: boolean;
+  stream_options?: { include_usage: boolean };
+  tools?: Array<{ type: 'function'; function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean } }>;
+  tool_choice?: 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+  parallel_tool_calls?: boolean;
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  response_format?: { type: 'json_object' } | { type: 'json_schema'; json_schema: Record<string, unknown> };
+  reasoning_effort?: string;
+}
+
+export interface ChatChunkToolCallDelta {
+  index?: number;
+  id?: string | null;
+  type?: string;
+  function?: { name?: string | null; arguments?: string | null };
+}
+
+export interface ChatChunk {
+  id?: string;
+  choices?: Array<{
+    index?: number;
+    delta?: {
+      role?: string;
+      content?: string | null;
+      refusal?: string | null;
+      reasoning?: string | null;
+      reasoning_content?: string | null;
+      tool_calls?: ChatChunkToolCallDelta[] | null;
+    };
+    finish_reason?: string | null;
+  }>;
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number } | null;
+    completion_tokens_details?: { reasoning_tokens?: number } | null;
+  } | null;
+  error?: { message?: string; code?: unknown; type?: string };
+}
+
+export type ReasoningReplay = 'none' | 'reasoning' | 'reasoning_content';
+
+/** Encode a neutral model request as a streaming Chat Completions request. */
+export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningReplay = 'none'): ChatRequest {
+  const body: ChatRequest = {
+    model: req.model,
+    messages: encodeChatMessages(req.items, reasoningReplay),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((fn) => ({ type: 'function', function: fn }));
+    if (req.toolChoice !== undefined) {
+      body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };
+    }
+    if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
+  }
+  if (req.maxOutputTokens !== undefined) body.max_tokens = req.maxOutputTokens;
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
+  if (req.responseFormat !== undefined) {
+    if (req.responseFormat.type === 'json_object') {
+      body.response_format = { type: 'json_object' };
+    } else {
+      const { type: _type, ...jsonSchema } = req.responseFormat;
+      body.response_format = { type: 'json_schema', json_schema: jsonSchema };
+    }
+  }
+  return body;
+}
+
+function textOf(parts: ReadonlyArray<{ type: string; text?: string }>): string {
+  let out = '';
+  for (const part of parts) if (part.type === 'text') out += part.text;
+  return out;
+}
+
+/**
+ * Items → messages. Leading system/developer text is merged into one system message (many chat
+ * templates accept only one); consecutive calls of one assistant turn become one assistant
+ * message with `tool_calls`, each output a `tool` message paired by `call_id`.
+ */
+export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  let leadingSystem: string[] | null = [];
+  let pendingReasoning: string | undefined;
+  let openAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
+
+  for (const item of items) {
+    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) {
+      const text = textOf(item.content);
+      if (leadingSystem !== null) leadingSystem.push(text);
+      else messages.push({ role: 'system', content: text });
+      openAssistant = null;
+      continue;
+    }
+    if (leadingSystem !== null) {
+      if (leadingSystem.length > 0) messages.push({ role: 'system', content: leadingSystem.join('\n\n') });
+      leadingSystem = null;
+    }
+    switch (item.type) {
+      case 'message':
+        if (item.role === 'assistant') {
+          openAssistant = { role: 'assistant', content: textOf(item.content) };
+          attachReasoning(openAssistant, pendingReasoning, reasoningReplay);
+          pendingReasoning = undefined;
+          messages.push(openAssistant);
+        } else {
+          openAssistant = null;
+          const hasImage = item.content.some((p) => p.type === 'image');
+          messages.push({
+            role: 'user',
+            content: hasImage
+              ? item.content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } }))
+              : textOf(item.content),
+          });
+        }
+        break;
+      case 'reasoning':
+        pendingReasoning = pendingReasoning === undefined ? item.text : pendingReasoning + item.text;
+        break;
+      case 'function_call': {
+        if (openAssistant === null) {
+          openAssistant = { role: 'assistant', content: null };
+          attachReasoning(openAssistant, pendingReasoning, reasoningReplay);
+          pendingReasoning = undefined;
+          messages.push(openAssistant);
+        }
+        (openAssistant.tool_calls ??= []).push({ id: item.callId, type: 'function', function: { name: item.name, arguments: item.arguments } });
+        break;
+      }
+      case 'function_call_output':
+        messages.push({ role: 'tool', tool_call_id: item.callId, content: item.output });
+        // outputs close the assistant turn: a later call starts a new assistant message
+        openAssistant = null;
+        break;
+    }
+  }
+  if (leadingSystem !== null && leadingSystem.length > 0) messages.push({ role: 'system', content: leadingSystem.join('\n\n') });
+  return messages;
+}
+
+function attachReasoning(msg: Extract<ChatMessage, { role: 'assistant' }>, reasoning: string | undefined, replay: ReasoningReplay): void {
+  if (reasoning === undefined || replay === 'none') return;
+  msg[replay] = reasoning;
+}
+
+const FINISH_REASONS: Record<string, FinishReason> = {
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_calls',
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+};
+
+/**
+ * Decodes a Chat Completions chunk stream into raw events. Tool-call fragments are assembled by
+ * `index`: the first fragment names the call (id and name), later ones carry argument text only.
+ * A fragment that arrives before its name is buffered until the name does.
+ */
+export class ChatStreamDecoder {
+  private readonly calls = new Map<number, { started: boolean; id: string | undefined; name: string; buffered: string }>();
+  private finished = false;
+
+  constructor(private readonly newCallId: () => string) {}
+
+  get sawFinish(): boolean {
+    return this.finished;
+  }
+
+  push(chunk: ChatChunk, out: RawEvent[]): void {
+    if (chunk.error) {
+      out.push({ kind: 'error', message: chunk.error.message ?? 'upstream error', code: typeof chunk.error.code === 'string' ? chunk.error.code : undefined });
+      return;
+    }
+    const choice = chunk.choices?.[0];
+    if (choice) {
+      const delta = choice.delta;
+      if (delta) {
+        const reasoning = delta.reasoning ?? delta.reasoning_content;
+        if (reasoning) out.push({ kind: 'reasoning', delta: reasoning });
+        if (delta.content) out.push({ kind: 'text', delta: delta.content });
+        if (delta.refusal) out.push({ kind: 'refusal', delta: delta.refusal });
+        if (delta.tool_calls) for (const fragment of delta.tool_calls) this.pushToolFragment(fragment, out);
+      }
+      if (choice.finish_reason) {
+        this.flushUnnamed(out);
+        this.finished = true;
+        out.push({ kind: 'finish', reason: FINISH_REASONS[choice.finish_reason] ?? 'other' });
+      }
+    }
+    const usage = chunk.usage;
+    if (usage) {
+      out.push({
+        kind: 'usage',
+        usage: {
+          inputTokens: usage.prompt_tokens ?? 0,
+          outputTokens: usage.completion_tokens ?? 0,
+          cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+          reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+        },
+      });
+    }
+  }
+
+  private pushToolFragment(fragment: ChatChunkToolCallDelta, out: RawEvent[]): void {
+    const index = fragment.index ?? 0;
+    let call = this.calls.get(index);
+    if (!call) {
+      call = { started: false, id: undefined, name: '', buffered: '' };
+      this.calls.set(index, call);
+    }
+    if (fragment.id) call.id ??= fragment.id;
+    const fn = fragment.function;
+    if (!call.started && fn?.name) call.name += fn.name;
+    const args = fn?.arguments;
+    if (!call.started) {
+      if (args) call.buffered += args;
+      if (call.name) this.start(index, call, out);
+      return;
+    }
+    if (args) out.push({ kind: 'tool_call_args', index, delta: args });
+  }
+
+  private start(index: number, call: { started: boolean; id: string | undefined; name: string; buffered: string }, out: RawEvent[]): void {
+    call.started = true;
+    out.push({ kind: 'tool_call_start', index, callId: call.id ?? this.newCallId(), name: call.name });
+    if (call.buffered) out.push({ kind: 'tool_call_args', index, delta: call.buffered });
+    call.buffered = '';
+  }
+
+  /** A call that never got a name cannot be routed; surface it as an unnamed call so the loop answers it. */
+  private flushUnnamed(out: RawEvent[]): void {
+    for (const [index, call] of this.calls) if (!call.started) this.start(index, call, out);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The neutral model-facing types: what Switchyard asks an inference server for, and the raw
+ * events it hears back, independent of the upstream dialect (Chat Completions or Responses).
+ * Every tool the model sees is a plain function here.
+ */
+
+export interface ModelFunction {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export type ModelPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; url: string; detail?: string };
+
+export type ModelItem =
+  | { type: 'message'; role: 'system' | 'developer' | 'user' | 'assistant'; content: ModelPart[] }
+  | { type: 'reasoning'; text: string }
+  | { type: 'function_call'; callId: string; name: string; arguments: string }
+  | { type: 'function_call_output'; callId: string; output: string };
+
+export type ModelToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type ModelResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+
+export interface ModelRequest {
+  model: string;
+  items: ModelItem[];
+  tools: ModelFunction[];
+  toolChoice?: ModelToolChoice;
+  parallelToolCalls?: boolean;
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  responseFormat?: ModelResponseFormat;
+  reasoningEffort?: string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+/** What the upstream said, in order. Tool calls are keyed by their per-round index. */
+export type RawEvent =
+  | { kind: 'text'; delta: string }
+  | { kind: 'refusal'; delta: string }
+  | { kind: 'reasoning'; delta: string }
+  | { kind: 'tool_call_start'; index: number; callId: string; name: string }
+  | { kind: 'tool_call_args'; index: number; delta: string }
+  | { kind: 'usage'; usage: ModelUsage }
+  | { kind: 'finish'; reason: FinishReason }
+  | { kind: 'error'; message: string; code?: string };

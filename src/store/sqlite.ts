@@ -1,0 +1,93 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { pageItems, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+
+/**
+ * The embedded store: one SQLite file (WAL) in the data folder. better-sqlite3 is synchronous;
+ * each call is a single indexed statement, far below a millisecond.
+ */
+export class SqliteResponseStore implements ResponseStore {
+  private readonly db: Database.Database;
+  private readonly upsert: Database.Statement;
+  private readonly selectOne: Database.Statement;
+  private readonly selectChain: Database.Statement;
+  private readonly deleteOne: Database.Statement;
+
+  constructor(dataDir: string | ':memory:') {
+    let file = ':memory:';
+    if (dataDir !== ':memory:') {
+      mkdirSync(dataDir, { recursive: true });
+      file = join(dataDir, 'switchyard.db');
+    }
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS responses (
+        id TEXT PRIMARY KEY,
+        previous_response_id TEXT,
+        status TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        response TEXT NOT NULL,
+        input_items TEXT NOT NULL
+      );
+    `);
+    this.upsert = this.db.prepare(
+      `INSERT INTO responses (id, previous_response_id, status, created_at, response, input_items)
+       VALUES (@id, @previous, @status, @createdAt, @response, @inputItems)
+       ON CONFLICT(id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+    );
+    this.selectOne = this.db.prepare('SELECT response, input_items FROM responses WHERE id = ?');
+    // Walk previous_response_id links in one statement; depth is bounded to stop cycles.
+    this.selectChain = this.db.prepare(`
+      WITH RECURSIVE chain(id, depth) AS (
+        SELECT id, 0 FROM responses WHERE id = ?
+        UNION ALL
+        SELECT r.previous_response_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.id
+        WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
+      )
+      SELECT r.response, r.input_items FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
+    this.deleteOne = this.db.prepare('DELETE FROM responses WHERE id = ?');
+  }
+
+  async save(record: StoredResponse): Promise<void> {
+    const r = record.response;
+    this.upsert.run({
+      id: r.id,
+      previous: r.previous_response_id,
+      status: r.status,
+      createdAt: r.created_at,
+      response: JSON.stringify(r),
+      inputItems: JSON.stringify(record.inputItems),
+    });
+  }
+
+  async get(id: string): Promise<StoredResponse | undefined> {
+    const row = this.selectOne.get(id) as { response: string; input_items: string } | undefined;
+    return row ? decode(row) : undefined;
+  }
+
+  async chain(id: string): Promise<StoredResponse[] | undefined> {
+    const rows = this.selectChain.all(id) as Array<{ response: string; input_items: string }>;
+    return rows.length === 0 ? undefined : rows.map(decode);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.deleteOne.run(id).changes > 0;
+  }
+
+  async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
+    const record = await this.get(id);
+    return record ? pageItems(record.inputItems, options) : undefined;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+function decode(row: { response: string; input_items: string }): StoredResponse {
+  return { response: JSON.parse(row.response), inputItems: JSON.parse(row.input_items) };
+}

@@ -1,0 +1,55 @@
+import type { Item, ResponseObject } from '../protocol/responses.js';
+
+/** One stored turn: the response and the input items this request added (each with an id). */
+export interface StoredResponse {
+  response: ResponseObject;
+  inputItems: Item[];
+}
+
+export interface ListOptions {
+  after?: string;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
+export interface ItemPage {
+  data: Item[];
+  firstId: string | null;
+  lastId: string | null;
+  hasMore: boolean;
+}
+
+/**
+ * Persistence behind a narrow interface: SQLite embedded by default; a PostgreSQL
+ * implementation of the same interface serves several gateway replicas.
+ */
+export interface ResponseStore {
+  /** Inserts or replaces a response (the terminal status is written before the client hears it). */
+  save(record: StoredResponse): Promise<void>;
+  get(id: string): Promise<StoredResponse | undefined>;
+  /**
+   * The chain ending at `id`, oldest first (following `previous_response_id`), so a turn can
+   * rebuild its conversation. Undefined when `id` is not stored.
+   */
+  chain(id: string): Promise<StoredResponse[] | undefined>;
+  delete(id: string): Promise<boolean>;
+  listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined>;
+  close(): Promise<void>;
+}
+
+/** Pages items by an `after` cursor in the requested order (shared by the implementations). */
+export function pageItems(items: readonly Item[], options: ListOptions): ItemPage {
+  const ordered = options.order === 'desc' ? [...items].reverse() : [...items];
+  let start = 0;
+  if (options.after !== undefined) {
+    const index = ordered.findIndex((item) => item.id === options.after);
+    start = index === -1 ? ordered.length : index + 1;
+  }
+  const data = ordered.slice(start, start + options.limit);
+  return {
+    data,
+    firstId: data.length > 0 ? data[0].id : null,
+    lastId: data.length > 0 ? data[data.length - 1].id : null,
+    hasMore: start + options.limit < ordered.length,
+  };
+}

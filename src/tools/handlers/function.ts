@@ -1,0 +1,52 @@
+import type { JsonObject } from '../../protocol/responses.js';
+import type { ToolHandler } from '../handler.js';
+import { ToolDeclarationError, type RegistryEntry } from '../types.js';
+import { optionalBoolean, optionalObject, optionalString, requireFunctionName } from '../validate.js';
+
+export interface FunctionDeclaration {
+  name: string;
+  description?: string;
+  parameters?: JsonObject;
+  strict?: boolean;
+  deferred: boolean;
+}
+
+export function parseFunction(raw: JsonObject, param: string): FunctionDeclaration {
+  const name = requireFunctionName(raw, param);
+  const parameters = optionalObject(raw, 'parameters', param);
+  if (parameters !== undefined && parameters.type !== undefined && parameters.type !== 'object') {
+    throw new ToolDeclarationError(`Invalid schema for function '${name}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(parameters.type)}"'.`, `${param}.parameters`, 'invalid_function_parameters');
+  }
+  return {
+    name,
+    description: optionalString(raw, 'description', param),
+    parameters,
+    strict: optionalBoolean(raw, 'strict', param),
+    deferred: optionalBoolean(raw, 'defer_loading', param) ?? false,
+  };
+}
+
+/** Client-owned plain function: shown to the model as declared. */
+export const functionHandler: ToolHandler<FunctionDeclaration> = {
+  types: ['function'],
+  owner: 'client',
+  parse: parseFunction,
+  normalize(decl, param): RegistryEntry[] {
+    return [
+      {
+        modelName: decl.name,
+        fn: {
+          name: decl.name,
+          ...(decl.description !== undefined ? { description: decl.description } : {}),
+          parameters: decl.parameters ?? { type: 'object', properties: {} },
+          ...(decl.strict !== undefined ? { strict: decl.strict } : {}),
+        },
+        shape: 'function',
+        identity: { type: 'function', name: decl.name },
+        owner: 'client',
+        declaredAt: param,
+        deferred: decl.deferred,
+      },
+    ];
+  },
+};

@@ -1,0 +1,218 @@
+import type { ModelFunction, ModelToolChoice } from '../protocol/model.js';
+import type { JsonObject } from '../protocol/responses.js';
+import type { DeclareContext, ToolHandler } from './handler.js';
+import {
+  codeInterpreterHandler,
+  customHandler,
+  fileSearchHandler,
+  functionHandler,
+  mcpHandler,
+  namespaceHandler,
+  toolSearchHandler,
+  webSearchHandler,
+} from './handlers/index.js';
+import { MCP_SECRET_FIELDS } from './handlers/mcp.js';
+import { ToolDeclarationError, type RegistryEntry } from './types.js';
+import { isPlainObject } from './validate.js';
+
+const HANDLERS: readonly ToolHandler<any>[] = [
+  functionHandler,
+  customHandler,
+  namespaceHandler,
+  toolSearchHandler,
+  webSearchHandler,
+  fileSearchHandler,
+  codeInterpreterHandler,
+  mcpHandler,
+];
+
+const HANDLER_BY_TYPE: ReadonlyMap<string, ToolHandler<any>> = new Map(HANDLERS.flatMap((h) => h.types.map((t) => [t, h] as const)));
+
+export function handlerFor(type: string): ToolHandler<any> | undefined {
+  return HANDLER_BY_TYPE.get(type);
+}
+
+/**
+ * The request-scoped registry: model-visible name → entry (architecture.md §1, stage 4).
+ * Routing is by lookup only; public identity is restored from the entry, never from the name.
+ */
+export class ToolRegistry {
+  private readonly entries = new Map<string, RegistryEntry>();
+  /** Deferred tools loaded by a tool_search_output in the input. */
+  private readonly loaded = new Set<string>();
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  lookup(modelName: string): RegistryEntry | undefined {
+    return this.entries.get(modelName);
+  }
+
+  all(): IterableIterator<RegistryEntry> {
+    return this.entries.values();
+  }
+
+  add(entry: RegistryEntry): void {
+    const existing = this.entries.get(entry.modelName);
+    if (existing) {
+      throw new ToolDeclarationError(
+        `Tool name collision: ${describe(entry)} and ${describe(existing)} both appear to the model as '${entry.modelName}'.`,
+        entry.declaredAt,
+        'duplicate_tool_name',
+      );
+    }
+    this.entries.set(entry.modelName, entry);
+  }
+
+  markLoaded(modelName: string): void {
+    this.loaded.add(modelName);
+  }
+
+  isVisible(entry: RegistryEntry): boolean {
+    return !entry.deferred || this.loaded.has(entry.modelName);
+  }
+
+  /** Model-visible functions, in declaration order. */
+  visibleFunctions(): ModelFunction[] {
+    const out: ModelFunction[] = [];
+    for (const entry of this.entries.values()) if (this.isVisible(entry)) out.push(entry.fn);
+    return out;
+  }
+}
+
+function describe(entry: RegistryEntry): string {
+  const id = entry.identity;
+  const name = id.namespace ? `${id.namespace}.${id.name}` : id.serverLabel ? `${id.serverLabel}/${id.name}` : id.name;
+  return `${entry.declaredAt} (${id.type} '${name}')`;
+}
+
+export interface ParsedTool {
+  type: string;
+  handler: ToolHandler<any> | undefined;
+  declaration: unknown;
+  param: string;
+  raw: JsonObject;
+}
+
+/** Stage 1: classify and validate `tools[]`. Unknown types are kept (echoed), never executed or shown. */
+export function parseTools(tools: unknown, param = 'tools'): ParsedTool[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw new ToolDeclarationError(`Invalid type for '${param}': expected an array of tools.`, param, 'invalid_type');
+  return tools.map((raw: unknown, i) => {
+    const itemParam = `${param}[${i}]`;
+    if (!isPlainObject(raw)) throw new ToolDeclarationError(`Invalid type for '${itemParam}': expected an object.`, itemParam, 'invalid_type');
+    if (typeof raw.type !== 'string') throw new ToolDeclarationError(`Missing required parameter: '${itemParam}.type'.`, `${itemParam}.type`, 'missing_required_parameter');
+    const handler = handlerFor(raw.type);
+    return { type: raw.type, handler, declaration: handler ? handler.parse(raw, itemParam) : undefined, param: itemParam, raw };
+  });
+}
+
+/** Stages 3–4: normalize every parsed tool and register its model-visible functions. */
+export function registerTools(parsed: readonly ParsedTool[], ctx: DeclareContext, registry = new ToolRegistry()): ToolRegistry {
+  for (const tool of parsed) {
+    if (!tool.handler) {
+      ctx.logOnce(`unknown:${tool.type}`, `tool type '${tool.type}' is not supported: kept in the response, not shown to the model`);
+      continue;
+    }
+    for (const entry of tool.handler.normalize(tool.declaration, tool.param, ctx)) registry.add(entry);
+  }
+  return registry;
+}
+
+/** The `tools` echoed in the Response: as declared, minus credentials; function fields made explicit. */
+export function echoTools(parsed: readonly ParsedTool[]): JsonObject[] {
+  return parsed.map(({ raw }) => {
+    if (raw.type === 'function') {
+      return { ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null };
+    }
+    if (raw.type === 'mcp') {
+      const copy = { ...raw };
+      for (const field of MCP_SECRET_FIELDS) delete copy[field];
+      return copy;
+    }
+    return raw;
+  });
+}
+
+export interface ResolvedToolChoice {
+  toolChoice: ModelToolChoice | undefined;
+  functions: ModelFunction[];
+}
+
+const HOSTED_CHOICE_TYPES: Record<string, string> = {
+  web_search: 'web_search',
+  web_search_preview: 'web_search',
+  web_search_preview_2025_03_11: 'web_search',
+  web_search_2025_08_26: 'web_search',
+  file_search: 'file_search',
+  code_interpreter: 'code_interpreter',
+};
+
+/** `tool_choice` resolved through the registry into the upstream's vocabulary plus the visible set. */
+export function resolveToolChoice(choice: unknown, registry: ToolRegistry): ResolvedToolChoice {
+  const all = registry.visibleFunctions();
+  if (choice === undefined || choice === null) return { toolChoice: undefined, functions: all };
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return { toolChoice: choice, functions: all };
+  if (!isPlainObject(choice) || typeof choice.type !== 'string') {
+    throw new ToolDeclarationError(`Invalid 'tool_choice': expected 'none', 'auto', 'required' or an object.`, 'tool_choice', 'invalid_value');
+  }
+  const visibleEntries = [...registry.all()].filter((e) => registry.isVisible(e));
+  const pick = (matches: (e: RegistryEntry) => boolean, what: string, param = 'tool_choice'): RegistryEntry[] => {
+    const found = visibleEntries.filter(matches);
+    if (found.length === 0) throw new ToolDeclarationError(`Invalid 'tool_choice': ${what} is not among the request's tools.`, param, 'invalid_value');
+    return found;
+  };
+  const forceOne = (entry: RegistryEntry): ResolvedToolChoice => ({ toolChoice: { name: entry.modelName }, functions: all });
+  const requireAmong = (entries: RegistryEntry[]): ResolvedToolChoice =>
+    entries.length === 1 ? forceOne(entries[0]) : { toolChoice: 'required', functions: entries.map((e) => e.fn) };
+
+  switch (choice.type) {
+    case 'function':
+    case 'custom': {
+      const name = String(choice.name ?? '');
+      const namespace = typeof choice.namespace === 'string' ? choice.namespace : undefined;
+      const [entry] = pick(
+        (e) => e.identity.type === choice.type && e.identity.name === name && e.identity.namespace === namespace,
+        `${choice.type} '${namespace ? `${namespace}.` : ''}${name}'`,
+      );
+      return forceOne(entry);
+    }
+    case 'mcp': {
+      const label = String(choice.server_label ?? '');
+      const name = typeof choice.name === 'string' ? choice.name : undefined;
+      return requireAmong(pick((e) => e.identity.type === 'mcp' && e.identity.serverLabel === label && (name === undefined || e.identity.name === name), `mcp server '${label}'${name ? ` tool '${name}'` : ''}`));
+    }
+    case 'allowed_tools': {
+      const mode = choice.mode ?? 'auto';
+      if (mode !== 'auto' && mode !== 'required') throw new ToolDeclarationError(`Invalid 'tool_choice.mode': expected 'auto' or 'required'.`, 'tool_choice.mode', 'invalid_value');
+      if (!Array.isArray(choice.tools)) throw new ToolDeclarationError(`Missing required parameter: 'tool_choice.tools'.`, 'tool_choice.tools', 'missing_required_parameter');
+      const allowed = new Set<RegistryEntry>();
+      choice.tools.forEach((ref: unknown, i: number) => {
+        if (!isPlainObject(ref)) throw new ToolDeclarationError(`Invalid 'tool_choice.tools[${i}]': expected an object.`, `tool_choice.tools[${i}]`, 'invalid_type');
+        for (const entry of visibleEntries.filter((e) => matchesReference(e, ref))) allowed.add(entry);
+      });
+      return { toolChoice: mode, functions: [...allowed].map((e) => e.fn) };
+    }
+    default: {
+      const hosted = HOSTED_CHOICE_TYPES[choice.type];
+      if (!hosted) throw new ToolDeclarationError(`Invalid 'tool_choice.type': '${choice.type}'.`, 'tool_choice.type', 'invalid_value');
+      return requireAmong(pick((e) => e.identity.type === hosted, `tool type '${choice.type}'`));
+    }
+  }
+}
+
+function matchesReference(entry: RegistryEntry, ref: JsonObject): boolean {
+  const id = entry.identity;
+  switch (ref.type) {
+    case 'function':
+    case 'custom':
+      return id.type === ref.type && id.name === ref.name && id.namespace === (typeof ref.namespace === 'string' ? ref.namespace : undefined);
+    case 'namespace':
+      return id.namespace === ref.name;
+    case 'mcp':
+      return id.type === 'mcp' && id.serverLabel === ref.server_label && (ref.name === undefined || id.name === ref.name);
+    default:
+      return HOSTED_CHOICE_TYPES[String(ref.type)] === id.type || ref.type === id.type;
+  }
+}

@@ -1,0 +1,87 @@
+import type { ModelFunction } from '../protocol/model.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
+
+/** How a registered model-visible function is returned or executed. */
+export type CallShape = 'function' | 'custom' | 'tool_search' | 'gateway';
+
+/** Public identity of a model-visible function: what the client declared. */
+export interface ToolIdentity {
+  /** The declared tool type (`function`, `custom`, `mcp`, `web_search`, …). */
+  type: string;
+  /** The public tool name (a namespace member's own name, an MCP tool's name). */
+  name: string;
+  namespace?: string;
+  serverLabel?: string;
+}
+
+export interface RegistryEntry {
+  /** The name the model sees and calls. */
+  modelName: string;
+  fn: ModelFunction;
+  shape: CallShape;
+  identity: ToolIdentity;
+  owner: 'client' | 'gateway';
+  /** Gateway-owned entries: who runs the call. Absent = gateway-owned but not configured (error result). */
+  execution?: GatewayExecution;
+  /** Where it was declared, for error messages (`tools[3]`). */
+  declaredAt: string;
+  /** Only visible once a tool_search loads it. */
+  deferred?: boolean;
+}
+
+/** A complete model call, after all argument fragments arrived. */
+export interface ModelCall {
+  callId: string;
+  modelName: string;
+  arguments: string;
+}
+
+/** What the model is told about a gateway call's outcome. */
+export interface ToolOutcome {
+  /** Text returned to the model as the tool result. */
+  output: string;
+  isError: boolean;
+  /** Handler-specific detail for its public item (e.g. search sources). */
+  detail?: unknown;
+}
+
+/** Opens and closes public items for a gateway call; a thin view of the response accumulator. */
+export interface ItemEmitter {
+  /** Appends an item and announces it; returns its output index. */
+  add(item: Item): number;
+  /** An item-scoped event (`item_id`, `output_index` are filled in). */
+  event(type: string, outputIndex: number, fields?: Record<string, unknown>): void;
+  done(outputIndex: number, item: Item): void;
+  newId(prefix: string): string;
+}
+
+/** One running gateway call, as seen by its handler. */
+export interface GatewayInvocation {
+  call: ModelCall;
+  entry: RegistryEntry;
+  /** Parsed JSON arguments (validated to be an object). */
+  args: JsonObject;
+  signal: AbortSignal;
+}
+
+/**
+ * The execution side of a gateway-owned tool type: it runs a call and projects it into its own
+ * public item lifecycle. Never seen as `function_call` by the client.
+ */
+export interface GatewayExecution {
+  /** Calls to one model-visible name may overlap only if true. */
+  parallelSafe: boolean;
+  /** Per-call timeout in ms. */
+  timeoutMs: number;
+  /** Opens the public item (in_progress). Returns state handed to `end`. */
+  begin(invocation: Omit<GatewayInvocation, 'signal'>, emit: ItemEmitter): unknown;
+  run(invocation: GatewayInvocation): Promise<ToolOutcome>;
+  /** Closes the public item with the outcome (also called with an error outcome on timeout/throw). */
+  end(invocation: Omit<GatewayInvocation, 'signal'>, outcome: ToolOutcome, emit: ItemEmitter, state: unknown): void;
+}
+
+export class ToolDeclarationError extends Error {
+  constructor(message: string, readonly param: string, readonly code = 'invalid_tool') {
+    super(message);
+  }
+}

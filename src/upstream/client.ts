@@ -1,0 +1,25 @@
+import type { ModelRequest, RawEvent } from '../protocol/model.js';
+
+/** An inference server behind one dialect. */
+export interface UpstreamClient {
+  /**
+   * Sends the request and resolves once the upstream has accepted it (a 2xx status); failures
+   * before that are thrown as GatewayError. The events come in batches, one per network chunk.
+   */
+  open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>>;
+  close(): Promise<void>;
+}
+
+export interface UpstreamOptions {
+  baseUrl: string;
+  apiKey?: string;
+  connectTimeoutMs: number;
+  /** From sending the request to the first event. */
+  firstTokenTimeoutMs: number;
+  /** Longest silence between two chunks of a started stream. */
+  idleTimeoutMs: number;
+  /** Retries of connection failures and 5xx, only before the upstream's first byte. */
+  maxRetries: number;
+  retryBaseDelayMs: number;
+  connections: number;
+}

@@ -1,0 +1,147 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { GatewayError } from '../errors.js';
+import type { RawEvent } from '../protocol/model.js';
+import { SseParser } from '../protocol/sse.js';
+import type { UpstreamOptions } from './client.js';
+
+type ResponseData = Dispatcher.ResponseData;
+
+/**
+ * HTTP transport shared by the dialects: an undici pool with keep-alive, retries with backoff
+ * for connection failures and 5xx strictly before the upstream's first byte, connect /
+ * first-token / idle timeouts, and abort on client disconnect.
+ */
+export class UpstreamTransport {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(private readonly options: UpstreamOptions) {
+    const url = new URL(options.baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: options.firstTokenTimeoutMs,
+      bodyTimeout: options.idleTimeoutMs,
+    });
+    this.headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
+  }
+
+  /** POSTs JSON and returns the accepted (2xx) response, retrying only what is safe to retry. */
+  async post(path: string, body: string, signal: AbortSignal): Promise<ResponseData> {
+    for (let attempt = 0; ; attempt++) {
+      let response: ResponseData;
+      try {
+        response = await this.pool.request({ path: this.basePath + path, method: 'POST', headers: this.headers, body, signal });
+      } catch (err) {
+        if (signal.aborted) throw abortedError();
+        const failure = connectionError(err, this.options);
+        if (attempt < this.options.maxRetries && failure.retryable) {
+          await this.backoff(attempt, signal);
+          continue;
+        }
+        throw failure;
+      }
+      if (response.statusCode < 300) return response;
+      const text = await response.body.text().catch(() => '');
+      const failure = statusError(response.statusCode, text);
+      if (attempt < this.options.maxRetries && response.statusCode >= 500) {
+        await this.backoff(attempt, signal);
+        continue;
+      }
+      throw failure;
+    }
+  }
+
+  /** Parsed SSE `data` payloads of an accepted streaming response, decoded by `decode`. */
+  async *events(response: ResponseData, decode: (data: string, out: RawEvent[]) => void, signal: AbortSignal): AsyncGenerator<RawEvent[]> {
+    const parser = new SseParser();
+    const body = response.body;
+    let firstTimer: NodeJS.Timeout | undefined = setTimeout(() => body.destroy(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
+    const onAbort = () => body.destroy();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        if (firstTimer) {
+          clearTimeout(firstTimer);
+          firstTimer = undefined;
+        }
+        const out: RawEvent[] = [];
+        for (const message of parser.push(chunk)) decode(message.data, out);
+        if (out.length > 0) yield out;
+      }
+      const out: RawEvent[] = [];
+      for (const message of parser.finish()) decode(message.data, out);
+      if (out.length > 0) yield out;
+    } catch (err) {
+      if (signal.aborted) throw abortedError();
+      if (err instanceof FirstTokenTimeout) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream sent nothing within ${this.options.firstTokenTimeoutMs} ms.`);
+      if (err instanceof undiciErrors.BodyTimeoutError) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream stream was idle for more than ${this.options.idleTimeoutMs} ms.`);
+      throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', `The upstream connection failed mid-stream: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(firstTimer);
+      signal.removeEventListener('abort', onAbort);
+      if (!body.destroyed) body.destroy();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async backoff(attempt: number, signal: AbortSignal): Promise<void> {
+    const delay = this.options.retryBaseDelayMs * 2 ** attempt * (0.5 + Math.random() / 2);
+    try {
+      await sleep(delay, undefined, { signal });
+    } catch {
+      throw abortedError();
+    }
+  }
+}
+
+class FirstTokenTimeout extends Error {}
+
+function abortedError(): GatewayError {
+  return new GatewayError(499, 'invalid_request_error', 'client_disconnected', 'The client closed the request.');
+}
+
+function connectionError(err: unknown, options: UpstreamOptions): GatewayError & { retryable: boolean } {
+  const code = (err as { code?: string }).code;
+  if (err instanceof undiciErrors.HeadersTimeoutError) {
+    return new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream did not answer within ${options.firstTokenTimeoutMs} ms.`, null, false) as GatewayError & { retryable: boolean };
+  }
+  const timeout = err instanceof undiciErrors.ConnectTimeoutError;
+  return new GatewayError(
+    502,
+    'upstream_error',
+    timeout ? 'upstream_connect_timeout' : 'upstream_unavailable',
+    `The upstream model server is unreachable (${code ?? (err as Error).message}).`,
+    null,
+    true,
+  ) as GatewayError & { retryable: boolean };
+}
+
+/** Upstream 4xx keep their status and message; 5xx become 502. */
+function statusError(status: number, text: string): GatewayError {
+  let message = text.slice(0, 2000);
+  let param: string | null = null;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: string; param?: string } | string; message?: string };
+    if (typeof parsed.error === 'object' && parsed.error?.message) {
+      message = parsed.error.message;
+      param = typeof parsed.error.param === 'string' ? parsed.error.param : null;
+    } else if (typeof parsed.error === 'string') message = parsed.error;
+    else if (parsed.message) message = parsed.message;
+  } catch {
+    // not JSON: keep the text
+  }
+  if (status >= 500) return new GatewayError(502, 'upstream_error', 'upstream_error', `The upstream model server failed with status ${status}: ${message}`, null, true);
+  if (status === 429) return new GatewayError(429, 'rate_limit_error', 'rate_limit_exceeded', `Upstream: ${message}`, null, true);
+  if (status === 404) return new GatewayError(404, 'invalid_request_error', 'model_not_found', `Upstream: ${message}`, param);
+  return new GatewayError(status >= 400 && status < 500 ? status : 502, 'invalid_request_error', 'upstream_rejected', `Upstream: ${message}`, param);
+}

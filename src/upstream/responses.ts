@@ -1,0 +1,39 @@
+import { GatewayError } from '../errors.js';
+import type { ModelRequest, RawEvent } from '../protocol/model.js';
+import { ID_PREFIX } from '../protocol/responses.js';
+import { ResponsesStreamDecoder, encodeResponsesRequest } from '../protocol/responses-upstream.js';
+import { newId } from '../util/ids.js';
+import type { UpstreamClient, UpstreamOptions } from './client.js';
+import { UpstreamTransport } from './http.js';
+
+/** The responses dialect: vLLM's own `/v1/responses`, used for plain function calling only. */
+export class ResponsesUpstream implements UpstreamClient {
+  private readonly transport: UpstreamTransport;
+
+  constructor(options: UpstreamOptions) {
+    this.transport = new UpstreamTransport(options);
+  }
+
+  async open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>> {
+    const response = await this.transport.post('/responses', JSON.stringify(encodeResponsesRequest(request)), signal);
+    const decoder = new ResponsesStreamDecoder(() => newId(ID_PREFIX.call));
+    return this.transport.events(
+      response,
+      (data, out) => {
+        if (data === '[DONE]') return;
+        let event: Record<string, unknown>;
+        try {
+          event = JSON.parse(data) as Record<string, unknown>;
+        } catch {
+          throw new GatewayError(502, 'upstream_error', 'upstream_invalid_response', `The upstream sent an invalid event: ${data.slice(0, 200)}`);
+        }
+        decoder.push(event, out);
+      },
+      signal,
+    );
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}
