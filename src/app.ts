@@ -51,7 +51,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const logged = new Set<string>();
   const declare: DeclareContext = {
-    executionFor: (type, declaration) => options.executions?.[type]?.(declaration),
+    executionFor: (type, declaration) => {
+      const execution = options.executions?.[type]?.(declaration);
+      if (!execution) return undefined;
+      // the operator's per-type timeout wins over the executor's own default
+      const timeoutMs = config.tools.timeoutsMs[type] ?? execution.timeoutMs ?? config.tools.defaultTimeoutMs;
+      return timeoutMs === execution.timeoutMs ? execution : { ...execution, timeoutMs, begin: execution.begin.bind(execution), run: execution.run.bind(execution), end: execution.end.bind(execution) };
+    },
     logOnce: (key, message) => {
       if (logged.has(key)) return;
       logged.add(key);

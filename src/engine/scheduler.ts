@@ -80,20 +80,18 @@ async function runOne(
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<ToolOutcome>((resolve) => {
+  // whichever comes first — the call's own result, its timeout, or a cancellation — is the outcome
+  const stopped = new Promise<ToolOutcome>((resolve) => {
     timer = setTimeout(() => {
-      controller.abort(new ToolTimeoutError(`timed out after ${timeoutMs} ms`));
       resolve({ output: `Error: the tool call timed out after ${timeoutMs} ms.`, isError: true });
+      controller.abort(new ToolTimeoutError(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
-  });
-  const cancelled = new Promise<ToolOutcome>((resolve) => {
     controller.signal.addEventListener('abort', () => resolve({ output: 'Error: the tool call was cancelled.', isError: true }), { once: true });
   });
   try {
     return await Promise.race([
       run({ ...invocation, signal: controller.signal }).catch((err: unknown) => ({ output: `Error: ${errorMessage(err)}`, isError: true })),
-      timedOut,
-      cancelled,
+      stopped,
     ]);
   } finally {
     clearTimeout(timer);

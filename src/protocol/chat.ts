@@ -89,9 +89,13 @@ export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningR
   return body;
 }
 
+/** Text parts joined with newlines, as vLLM flattens list content for string-format templates. */
 function textOf(parts: ReadonlyArray<{ type: string; text?: string }>): string {
   let out = '';
-  for (const part of parts) if (part.type === 'text') out += part.text;
+  for (const part of parts) {
+    if (part.type !== 'text') continue;
+    out = out.length === 0 ? part.text! : `${out}\n${part.text}`;
+  }
   return out;
 }
 
