@@ -3,8 +3,8 @@
 // `openresponses`, and each check references `openresponses#/components/schemas/<Name>`.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 
 // The repo is <root>/main and the shared folder is <root>/shared (in CI: <clone>/../shared).
 const SPEC_URL = new URL('../../../shared/spec/openresponses-openapi.json', import.meta.url);
@@ -20,22 +20,20 @@ const spec = JSON.parse(readFileSync(fileURLToPath(SPEC_URL), 'utf8')) as {
 };
 export const SCHEMAS: Readonly<Record<string, SchemaObject>> = spec.components.schemas;
 
-// CJS interop: under NodeNext these default imports may arrive as the module namespace.
-const AjvCtor = ((Ajv2020 as unknown as { default?: typeof Ajv2020 }).default ?? Ajv2020) as typeof Ajv2020;
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as typeof addFormatsModule;
+// CJS interop: under NodeNext the default import of ajv-formats is the module namespace.
+const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? addFormatsModule) as unknown as FormatsPlugin;
 
-const ajv = new AjvCtor({ strict: false, allErrors: true, discriminator: true });
+const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
 addFormats(ajv);
 ajv.addSchema(spec as object, SPEC_ID);
 
 const compiled = new Map<string, ValidateFunction>();
 function validatorFor(schemaName: string): ValidateFunction {
-  let fn = compiled.get(schemaName);
-  if (!fn) {
-    if (!SCHEMAS[schemaName]) throw new Error(`spec: no schema named ${schemaName}`);
-    fn = ajv.compile({ $ref: `${SPEC_ID}#/components/schemas/${schemaName}` });
-    compiled.set(schemaName, fn);
-  }
+  const cached = compiled.get(schemaName);
+  if (cached) return cached;
+  if (!SCHEMAS[schemaName]) throw new Error(`spec: no schema named ${schemaName}`);
+  const fn = ajv.compile({ $ref: `${SPEC_ID}#/components/schemas/${schemaName}` });
+  compiled.set(schemaName, fn);
   return fn;
 }
 
@@ -128,4 +126,155 @@ export function validateStreamEvent(event: unknown): string[] {
   const value = specType === type ? event : { ...(event as object), type: specType };
   const label = `event ${type} #${String((event as { sequence_number?: unknown }).sequence_number)}`;
   return validateAgainst(schemaName, value, label);
+}
+
+// ---------- stream invariants (responses-api.md §5) ----------
+
+export const TERMINAL_TYPES: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed', 'response.cancelled', 'error']);
+
+/** Id prefix by output item type, as OpenAI mints them. */
+export const ITEM_ID_PREFIX: Readonly<Record<string, string>> = {
+  message: 'msg_',
+  function_call: 'fc_',
+  reasoning: 'rs_',
+  custom_tool_call: 'ctc_',
+};
+
+type Ev = Record<string, any>;
+
+interface OpenItem {
+  id: string;
+  type: string;
+  done: boolean;
+  /** Content parts opened by content_part.added (message or reasoning content). */
+  parts: Array<{ type: string; text: string; done: boolean; textDone: boolean }>;
+  args: string;
+  argsDone: boolean;
+}
+
+/**
+ * Checks the ordering rules of one complete stream: sequence numbers, lifecycle, exactly one
+ * terminal event, output/content indexes, item ids, and that deltas add up to the done events and
+ * to the final response. Returns human-readable problems (empty = fine).
+ */
+export function checkStreamInvariants(events: readonly Ev[]): string[] {
+  const problems: string[] = [];
+  const fail = (msg: string) => problems.push(msg);
+  if (events.length === 0) return ['stream has no events'];
+
+  events.forEach((e, i) => {
+    if (e.sequence_number !== i) fail(`event #${i} (${e.type}) has sequence_number ${String(e.sequence_number)}, expected ${i}`);
+  });
+  if (events[0]?.type !== 'response.created') fail(`first event is ${events[0]?.type}, expected response.created`);
+  if (events[1]?.type !== 'response.in_progress') fail(`second event is ${events[1]?.type}, expected response.in_progress`);
+  const terminals = events.map((e, i) => [e.type, i] as const).filter(([t]) => TERMINAL_TYPES.has(t));
+  if (terminals.length !== 1) fail(`expected exactly one terminal event, got ${JSON.stringify(terminals)}`);
+  else if (terminals[0][1] !== events.length - 1) fail(`terminal event ${terminals[0][0]} is at #${terminals[0][1]}, not last (#${events.length - 1})`);
+
+  const responseId = events[0]?.response?.id;
+  if (typeof responseId !== 'string' || !responseId.startsWith('resp_')) fail(`response id ${String(responseId)} lacks the resp_ prefix`);
+
+  const items: OpenItem[] = [];
+  const doneItems: Ev[] = [];
+  for (const e of events) {
+    const at = `#${String(e.sequence_number)} ${String(e.type)}`;
+    if (e.response !== undefined && e.response?.id !== responseId) fail(`${at}: response.id ${String(e.response?.id)} differs from ${String(responseId)}`);
+    if (e.type === 'response.output_item.added') {
+      if (e.output_index !== items.length) fail(`${at}: output_index ${String(e.output_index)}, expected ${items.length} (strictly increasing from 0, no gaps)`);
+      const item = e.item ?? {};
+      const prefix = ITEM_ID_PREFIX[item.type];
+      if (prefix && !(typeof item.id === 'string' && item.id.startsWith(prefix))) fail(`${at}: ${String(item.type)} id ${String(item.id)} lacks the ${prefix} prefix`);
+      if (items.some((it) => it.id === item.id)) fail(`${at}: item id ${String(item.id)} reused`);
+      items.push({ id: item.id, type: item.type, done: false, parts: [], args: '', argsDone: false });
+      continue;
+    }
+    if (e.output_index === undefined) continue;
+    const item = items[e.output_index];
+    if (!item) {
+      fail(`${at}: output_index ${String(e.output_index)} references no item added before`);
+      continue;
+    }
+    if (item.done) fail(`${at}: event for item ${item.id} after its output_item.done`);
+    if (e.type === 'response.output_item.done') {
+      if (e.item?.id !== item.id) fail(`${at}: item.id ${String(e.item?.id)} differs from the added item ${item.id}`);
+      if (e.item?.type !== item.type) fail(`${at}: item.type ${String(e.item?.type)} differs from the added type ${item.type}`);
+      if (item.parts.some((p) => !p.done)) fail(`${at}: item done with a content part still open`);
+      if (item.type === 'function_call' && !item.argsDone) fail(`${at}: function_call done before function_call_arguments.done`);
+      if (item.type === 'function_call' && e.item?.arguments !== item.args) fail(`${at}: item.arguments ${JSON.stringify(e.item?.arguments)} differs from the deltas ${JSON.stringify(item.args)}`);
+      item.done = true;
+      doneItems[e.output_index] = e.item;
+      continue;
+    }
+    if (e.item_id !== item.id) fail(`${at}: item_id ${String(e.item_id)} does not match the item at output_index ${String(e.output_index)} (${item.id})`);
+    switch (e.type) {
+      case 'response.content_part.added': {
+        if (e.content_index !== item.parts.length) fail(`${at}: content_index ${String(e.content_index)}, expected ${item.parts.length}`);
+        if (item.parts.some((p) => !p.done)) fail(`${at}: a new part opened while another is open`);
+        const partType = e.part?.type;
+        if (item.type === 'message' && partType !== 'output_text' && partType !== 'refusal') fail(`${at}: message part type ${String(partType)}`);
+        if (item.type === 'reasoning' && partType !== 'reasoning_text') fail(`${at}: reasoning part type ${String(partType)}`);
+        item.parts.push({ type: partType, text: '', done: false, textDone: false });
+        break;
+      }
+      case 'response.content_part.done': {
+        const part = item.parts[e.content_index];
+        if (!part) fail(`${at}: content_index ${String(e.content_index)} was never added`);
+        else {
+          if (part.done) fail(`${at}: part done twice`);
+          if (!part.textDone) fail(`${at}: part done before its text/refusal done event`);
+          if (e.part?.type !== part.type) fail(`${at}: part.type ${String(e.part?.type)} differs from the added ${part.type}`);
+          const text = part.type === 'refusal' ? e.part?.refusal : e.part?.text;
+          if (text !== part.text) fail(`${at}: part text ${JSON.stringify(text)} differs from the deltas ${JSON.stringify(part.text)}`);
+          part.done = true;
+        }
+        break;
+      }
+      case 'response.output_text.delta':
+      case 'response.output_text.done':
+      case 'response.refusal.delta':
+      case 'response.refusal.done':
+      case 'response.reasoning_text.delta':
+      case 'response.reasoning_text.done': {
+        const want = e.type.startsWith('response.output_text') ? 'output_text' : e.type.startsWith('response.refusal') ? 'refusal' : 'reasoning_text';
+        const part = item.parts[e.content_index];
+        if (!part) {
+          fail(`${at}: content_index ${String(e.content_index)} references no open part`);
+          break;
+        }
+        if (part.type !== want) fail(`${at}: targets a ${part.type} part`);
+        if (part.done || part.textDone) fail(`${at}: targets a finished part`);
+        if (e.type.endsWith('.delta')) part.text += e.delta;
+        else {
+          const text = want === 'refusal' ? e.refusal : e.text;
+          if (text !== part.text) fail(`${at}: final text ${JSON.stringify(text)} differs from the deltas ${JSON.stringify(part.text)}`);
+          part.textDone = true;
+        }
+        break;
+      }
+      case 'response.function_call_arguments.delta':
+        if (item.type !== 'function_call') fail(`${at}: targets a ${item.type}`);
+        if (item.argsDone) fail(`${at}: delta after arguments.done`);
+        item.args += e.delta;
+        break;
+      case 'response.function_call_arguments.done':
+        if (item.type !== 'function_call') fail(`${at}: targets a ${item.type}`);
+        if (e.arguments !== item.args) fail(`${at}: arguments ${JSON.stringify(e.arguments)} differ from the deltas ${JSON.stringify(item.args)}`);
+        item.argsDone = true;
+        break;
+      default:
+        break;
+    }
+  }
+
+  const last = events[events.length - 1];
+  if (last?.response) {
+    const open = items.filter((it) => !it.done);
+    if (open.length > 0) fail(`items never done: ${open.map((it) => it.id).join(', ')}`);
+    const output: Ev[] = last.response.output ?? [];
+    if (output.length !== items.length) fail(`final response has ${output.length} output items, the stream added ${items.length}`);
+    output.forEach((item, i) => {
+      if (doneItems[i] && JSON.stringify(item) !== JSON.stringify(doneItems[i])) fail(`final output[${i}] differs from its output_item.done item`);
+    });
+  }
+  return problems;
 }

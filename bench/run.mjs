@@ -1,0 +1,360 @@
+// Switchyard benchmark: gateway (POST /v1/responses) vs the same workload sent directly to the
+// simulated upstream (POST /v1/chat/completions). See bench/README.md for the method.
+//
+//   npm run bench                      (builds first)
+//   node bench/run.mjs                 (after `npm run build`)
+//
+// Knobs (environment): BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_TTFB_N (500),
+// BENCH_STREAMS (1000), BENCH_UPSTREAM_CONNECTIONS (1100; "default" = the gateway's default).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+import { measure } from './lib/load.mjs';
+import { clockTicksPerSecond, cpuMicros, freePort, installCleanupHooks, rssKiB, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
+import { median, percentile, round, sorted } from './lib/stats.mjs';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+const TTFB_N = Number(process.env.BENCH_TTFB_N ?? 500);
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+const UPSTREAM_CONNECTIONS = process.env.BENCH_UPSTREAM_CONNECTIONS ?? '1100';
+const RESULTS_FILE = fileURLToPath(new URL('./results.json', import.meta.url));
+
+const MODEL = 'switchyard-sim';
+const BODIES = {
+  gatewayBlocking: { model: MODEL, input: 'hello', stream: false, store: false },
+  gatewayStreaming: { model: MODEL, input: 'hello', stream: true, store: false },
+  directBlocking: { model: MODEL, messages: [{ role: 'user', content: 'hello' }], stream: false },
+  directStreaming: { model: MODEL, messages: [{ role: 'user', content: 'hello' }], stream: true, stream_options: { include_usage: true } },
+};
+const HANG_SCRIPT = 'hi\n#sim {"rounds":[{"text":"hello world","hang_after_chunks":1}]}';
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+const log = (...args) => console.log(...args);
+
+async function main() {
+  const tmpRoot = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  const cleanupTmp = async () => rmSync(tmpRoot, { recursive: true, force: true });
+  installCleanupHooks(cleanupTmp);
+  try {
+    await run(tmpRoot);
+  } finally {
+    await stopAll();
+    await cleanupTmp();
+  }
+}
+
+async function run(tmpRoot) {
+  const dataDir = join(tmpRoot, 'data');
+  let configFile;
+  if (UPSTREAM_CONNECTIONS !== 'default') {
+    // the gateway's upstream pool defaults to 512 connections: a 1,000-stream test needs more
+    configFile = join(tmpRoot, 'config.json');
+    writeFileSync(configFile, JSON.stringify({ upstream: { connections: Number(UPSTREAM_CONNECTIONS) } }));
+  }
+
+  log(`Switchyard benchmark — node ${process.version}, ${cpus().length} CPUs, ${SECONDS}s measured after ${WARMUP}s warm-up per run`);
+  const sim = await startSimulatorChild();
+  const gwPort = await freePort();
+  const gw = await startGatewayChild({ port: gwPort, upstream: sim.url, dataDir, configFile });
+  const direct = `http://127.0.0.1:${sim.port}`;
+  log(`simulator pid ${sim.pid} at ${sim.url}; gateway pid ${gw.pid} at ${gw.url}`);
+
+  await sanityCheck(gw.url, direct);
+
+  const results = {
+    meta: {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? null,
+      platform: `${process.platform} ${process.arch}`,
+      command: 'npm run bench',
+      secondsPerRun: SECONDS,
+      warmupSecondsPerRun: WARMUP,
+      clockTicksPerSecond: clockTicksPerSecond(),
+      gatewayUpstreamConnections: UPSTREAM_CONNECTIONS === 'default' ? 'default (512)' : Number(UPSTREAM_CONNECTIONS),
+    },
+  };
+
+  // 3. TTFB first (fresh processes, after its own warm-up): sequential, concurrency 1
+  log('\n[1/4] time to first byte, concurrency 1 …');
+  results.ttfb = await measureTtfb(gw.url, direct, TTFB_N);
+
+  // 5. memory per open stream
+  log(`[2/4] memory per open stream (${STREAMS} hanging streams) …`);
+  results.memory = await measureMemory(gw, sim, STREAMS);
+
+  // 1 + 2 (+ 4). throughput / latency at concurrency 1 and 64
+  results.runs = {};
+  for (const connections of [1, 64]) {
+    log(`[${connections === 1 ? 3 : 4}/4] load, concurrency ${connections} …`);
+    const runs = {};
+    for (const name of ['directBlocking', 'gatewayBlocking', 'directStreaming', 'gatewayStreaming']) {
+      const url = name.startsWith('gateway') ? `${gw.url}/v1/responses` : `${direct}/v1/chat/completions`;
+      const cpuHook = () => ({ gatewayCpuUs: cpuMicros(gw.pid), simulatorCpuUs: cpuMicros(sim.pid) });
+      const r = await measure({ url, body: BODIES[name], connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpuHook, after: cpuHook });
+      const gatewayCpu = r.after.gatewayCpuUs - r.before.gatewayCpuUs;
+      const simCpu = r.after.simulatorCpuUs - r.before.simulatorCpuUs;
+      runs[name] = {
+        connections,
+        requests: r.requests,
+        seconds: round(r.seconds, 2),
+        rps: round(r.rps, 1),
+        latencyMs: Object.fromEntries(Object.entries(r.latencyMs).map(([k, v]) => [k, round(v, 3)])),
+        non2xx: r.non2xx,
+        errors: r.errors,
+        timeouts: r.timeouts,
+        gatewayCpuUsPerRequest: name.startsWith('gateway') && r.requests > 0 ? round(gatewayCpu / r.requests, 1) : null,
+        simulatorCpuUsPerRequest: r.requests > 0 ? round(simCpu / r.requests, 1) : null,
+      };
+      const x = runs[name];
+      log(`   ${name.padEnd(17)} c=${String(connections).padEnd(3)} ${String(x.requests).padStart(7)} req  ${fmt(x.rps, 1).padStart(8)} req/s  p50 ${fmt(x.latencyMs.p50)} ms  p99 ${fmt(x.latencyMs.p99)} ms${x.non2xx || x.errors ? `  (non-2xx ${x.non2xx}, errors ${x.errors})` : ''}`);
+    }
+    results.runs[`c${connections}`] = runs;
+  }
+
+  results.derived = derive(results.runs);
+  results.targets = evaluateTargets(results);
+  printTables(results);
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  log(`\nwrote ${RESULTS_FILE}`);
+}
+
+// ---------- sanity ----------
+
+async function sanityCheck(gwUrl, directUrl) {
+  const post = async (url, body) => {
+    const res = await fetch(url, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`sanity check: ${url} answered ${res.status}: ${text.slice(0, 500)}`);
+    return text;
+  };
+  const gb = JSON.parse(await post(`${gwUrl}/v1/responses`, BODIES.gatewayBlocking));
+  if (gb.status !== 'completed' || gb.output?.[0]?.content?.[0]?.text !== 'You said: hello') throw new Error(`sanity check: unexpected gateway response ${JSON.stringify(gb).slice(0, 500)}`);
+  const gs = await post(`${gwUrl}/v1/responses`, BODIES.gatewayStreaming);
+  if (!gs.includes('event: response.completed') || !gs.includes('"delta":" hello"')) throw new Error(`sanity check: unexpected gateway stream ${gs.slice(0, 500)}`);
+  const db = JSON.parse(await post(`${directUrl}/v1/chat/completions`, BODIES.directBlocking));
+  if (db.choices?.[0]?.message?.content !== 'You said: hello') throw new Error('sanity check: unexpected direct response');
+  const ds = await post(`${directUrl}/v1/chat/completions`, BODIES.directStreaming);
+  if (!ds.includes('data: [DONE]') || !ds.includes('"usage"')) throw new Error('sanity check: unexpected direct stream');
+}
+
+// ---------- TTFB ----------
+
+/** One request; returns ms from the call until the first body byte (the rest is read, not timed). */
+async function firstByteMs(pool, path, body) {
+  const t0 = process.hrtime.bigint();
+  const res = await pool.request({ path, method: 'POST', headers: JSON_HEADERS, body });
+  let t1 = null;
+  for await (const _chunk of res.body) {
+    if (t1 === null) t1 = process.hrtime.bigint();
+  }
+  if (res.statusCode !== 200) throw new Error(`TTFB: ${path} answered ${res.statusCode}`);
+  return Number(t1 - t0) / 1e6;
+}
+
+async function measureTtfb(gwUrl, directUrl, n) {
+  const gwPool = new Pool(gwUrl, { connections: 1, pipelining: 1 });
+  const directPool = new Pool(directUrl, { connections: 1, pipelining: 1 });
+  const gwBody = JSON.stringify(BODIES.gatewayStreaming);
+  const directBody = JSON.stringify(BODIES.directStreaming);
+  try {
+    for (let i = 0; i < 200; i++) {
+      await firstByteMs(directPool, '/v1/chat/completions', directBody);
+      await firstByteMs(gwPool, '/v1/responses', gwBody);
+    }
+    // interleaved, so drift (thermal, other load) hits both sides alike
+    const d = [];
+    const g = [];
+    for (let i = 0; i < n; i++) {
+      d.push(await firstByteMs(directPool, '/v1/chat/completions', directBody));
+      g.push(await firstByteMs(gwPool, '/v1/responses', gwBody));
+    }
+    const ds = sorted(d);
+    const gs = sorted(g);
+    const out = {
+      n,
+      directMedianMs: round(median(d), 4),
+      gatewayMedianMs: round(median(g), 4),
+      addedMedianMs: round(median(g) - median(d), 4),
+      directP90Ms: round(percentile(ds, 90), 4),
+      gatewayP90Ms: round(percentile(gs, 90), 4),
+    };
+    log(`   direct median ${fmt(out.directMedianMs)} ms, gateway median ${fmt(out.gatewayMedianMs)} ms, added ${fmt(out.addedMedianMs)} ms`);
+    return out;
+  } finally {
+    await Promise.all([gwPool.close(), directPool.close()]);
+  }
+}
+
+// ---------- memory per open stream ----------
+
+async function measureMemory(gw, sim, n) {
+  const pool = new Pool(gw.url, { connections: n + 16, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 0 });
+  const body = JSON.stringify({ model: MODEL, input: HANG_SCRIPT, stream: true, store: false });
+  const controllers = [];
+  const opened = [];
+  try {
+    await sleep(500);
+    const rssBefore = rssKiB(gw.pid);
+    const simBefore = await sim.stats();
+    const t0 = Date.now();
+    for (let i = 0; i < n; i++) {
+      const ac = new AbortController();
+      controllers.push(ac);
+      opened.push(openUntilFirstEvent(pool, body, ac.signal));
+      if (i % 100 === 99) await sleep(20); // gentle on the listen backlog (511)
+    }
+    let settled = 0;
+    let ok = 0;
+    const all = Promise.all(opened.map((p) => p.then(() => { ok++; }, () => {}).finally(() => { settled++; })));
+    const timedOut = await Promise.race([all.then(() => false), sleep(30_000).then(() => true)]);
+    const openMs = Date.now() - t0;
+    await sleep(500);
+    const rssDuring = rssKiB(gw.pid);
+    const simDuring = await sim.stats();
+    // abort everything; the gateway must abort its upstream requests too
+    for (const ac of controllers) ac.abort();
+    await Promise.allSettled(opened);
+    const deadline = Date.now() + 10_000;
+    let simAfter = await sim.stats();
+    while (simAfter.active > 0 && Date.now() < deadline) {
+      await sleep(100);
+      simAfter = await sim.stats();
+    }
+    await sleep(2000);
+    const rssAfter = rssKiB(gw.pid);
+    const out = {
+      streamsRequested: n,
+      streamsOpen: ok,
+      timedOut,
+      secondsToOpenAll: round(openMs / 1000, 2),
+      gatewayRssKiB: { before: rssBefore, during: rssDuring, afterAbort: rssAfter },
+      kibPerOpenStream: ok > 0 ? round((rssDuring - rssBefore) / ok, 1) : null,
+      simulator: {
+        activeWhileOpen: simDuring.active,
+        abortsSeen: simAfter.aborted - simBefore.aborted,
+        activeAfterAbort: simAfter.active,
+      },
+    };
+    log(`   ${ok}/${n} streams open in ${out.secondsToOpenAll}s${timedOut ? ` (settled ${settled}, TIMED OUT)` : ''}; gateway RSS ${rssBefore} → ${rssDuring} → ${rssAfter} KiB; ${fmt(out.kibPerOpenStream, 1)} KiB/stream; simulator saw ${out.simulator.abortsSeen} aborts, ${simAfter.active} still active`);
+    return out;
+  } finally {
+    for (const ac of controllers) ac.abort();
+    await pool.destroy().catch(() => {});
+  }
+}
+
+/** Opens a streaming request and resolves at its first body byte; the body then stays open (until aborted). */
+async function openUntilFirstEvent(pool, body, signal) {
+  const res = await pool.request({ path: '/v1/responses', method: 'POST', headers: JSON_HEADERS, body, signal });
+  if (res.statusCode !== 200) {
+    await res.body.dump().catch(() => {});
+    throw new Error(`hanging stream answered ${res.statusCode}`);
+  }
+  await new Promise((resolve, reject) => {
+    res.body.once('data', () => resolve());
+    res.body.once('error', reject);
+    res.body.once('end', () => reject(new Error('stream ended before its first event')));
+  });
+  res.body.on('error', () => {}); // the abort later surfaces here
+  res.body.resume();
+}
+
+// ---------- derived figures and targets ----------
+
+function derive(runs) {
+  const pair = (gw, direct) => ({
+    addedP50Ms: round(gw.latencyMs.p50 - direct.latencyMs.p50, 3),
+    addedP99Ms: round(gw.latencyMs.p99 - direct.latencyMs.p99, 3),
+    throughputRatio: round(gw.rps / direct.rps, 3),
+  });
+  const out = {};
+  for (const c of ['c1', 'c64']) {
+    const r = runs[c];
+    out[c] = {
+      blocking: pair(r.gatewayBlocking, r.directBlocking),
+      // the gateway always streams from the upstream: this is the like-for-like upstream work
+      blockingVsDirectStreaming: pair(r.gatewayBlocking, r.directStreaming),
+      streaming: pair(r.gatewayStreaming, r.directStreaming),
+      gatewayCpuUsPerRequest: { blocking: r.gatewayBlocking.gatewayCpuUsPerRequest, streaming: r.gatewayStreaming.gatewayCpuUsPerRequest },
+    };
+  }
+  return out;
+}
+
+function evaluateTargets(results) {
+  const d = results.derived;
+  const t = [];
+  const add = (name, value, unit, op, limit) => {
+    const pass = value !== null && Number.isFinite(value) && (op === '<' ? value < limit : op === '<=' ? value <= limit : value >= limit);
+    t.push({ name, value, unit, target: `${op} ${limit} ${unit}`, result: pass ? 'PASS' : 'MISS' });
+  };
+  add('added p50 latency, blocking, c=1', d.c1.blocking.addedP50Ms, 'ms', '<', 0.3);
+  add('added p50 latency, streaming, c=1', d.c1.streaming.addedP50Ms, 'ms', '<', 0.3);
+  add('added TTFB (median), streaming, c=1', results.ttfb.addedMedianMs, 'ms', '<', 0.3);
+  add('gateway CPU per request, blocking, c=64', d.c64.gatewayCpuUsPerRequest.blocking, 'µs', '<=', 250);
+  add('gateway CPU per request, streaming, c=64', d.c64.gatewayCpuUsPerRequest.streaming, 'µs', '<=', 250);
+  add('throughput ratio gateway/direct, blocking, c=64', d.c64.blocking.throughputRatio === null ? null : round(d.c64.blocking.throughputRatio * 100, 1), '%', '>=', 50);
+  add('throughput ratio gateway/direct, streaming, c=64', d.c64.streaming.throughputRatio === null ? null : round(d.c64.streaming.throughputRatio * 100, 1), '%', '>=', 50);
+  const mem = results.memory;
+  add(`memory per open stream (${mem.streamsOpen}/${mem.streamsRequested} open)`, mem.streamsOpen === mem.streamsRequested ? mem.kibPerOpenStream : null, 'KB', '<=', 40);
+  return t;
+}
+
+// ---------- output ----------
+
+function fmt(v, digits = 3) {
+  return v === null || v === undefined || !Number.isFinite(v) ? 'n/a' : v.toFixed(digits);
+}
+
+function printTables(results) {
+  const rows = [];
+  for (const c of ['c1', 'c64']) {
+    const r = results.runs[c];
+    for (const name of ['directBlocking', 'gatewayBlocking', 'directStreaming', 'gatewayStreaming']) {
+      const x = r[name];
+      rows.push([name, String(x.connections), fmt(x.latencyMs.p50), fmt(x.latencyMs.p99), fmt(x.rps, 0), String(x.requests), x.gatewayCpuUsPerRequest === null ? '' : fmt(x.gatewayCpuUsPerRequest, 0), fmt(x.simulatorCpuUsPerRequest, 0), String(x.non2xx + x.errors)]);
+    }
+  }
+  log('\nLoad runs (latency in ms, CPU in µs per request)');
+  table(['run', 'conc', 'p50', 'p99', 'req/s', 'requests', 'gw CPU', 'sim CPU', 'errors'], rows);
+
+  const drows = [];
+  for (const c of ['c1', 'c64']) {
+    const d = results.derived[c];
+    drows.push([`blocking (vs direct blocking)`, c.slice(1), fmt(d.blocking.addedP50Ms), fmt(d.blocking.addedP99Ms), `${fmt(d.blocking.throughputRatio * 100, 1)} %`]);
+    drows.push([`blocking (vs direct streaming, ref.)`, c.slice(1), fmt(d.blockingVsDirectStreaming.addedP50Ms), fmt(d.blockingVsDirectStreaming.addedP99Ms), `${fmt(d.blockingVsDirectStreaming.throughputRatio * 100, 1)} %`]);
+    drows.push([`streaming (vs direct streaming)`, c.slice(1), fmt(d.streaming.addedP50Ms), fmt(d.streaming.addedP99Ms), `${fmt(d.streaming.throughputRatio * 100, 1)} %`]);
+  }
+  log('\nGateway minus direct');
+  table(['pair', 'conc', 'added p50 ms', 'added p99 ms', 'throughput gw/direct'], drows);
+
+  const tt = results.ttfb;
+  log(`\nTTFB (streaming, c=1, n=${tt.n} each): direct ${fmt(tt.directMedianMs)} ms, gateway ${fmt(tt.gatewayMedianMs)} ms, added ${fmt(tt.addedMedianMs)} ms (medians)`);
+  const m = results.memory;
+  log(`Memory: ${m.streamsOpen}/${m.streamsRequested} open streams; gateway RSS ${m.gatewayRssKiB.before} → ${m.gatewayRssKiB.during} KiB (after abort ${m.gatewayRssKiB.afterAbort} KiB) = ${fmt(m.kibPerOpenStream, 1)} KiB per stream; simulator saw ${m.simulator.abortsSeen} aborts`);
+
+  log('\nTargets');
+  table(['target', 'value', 'goal', 'result'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result]));
+}
+
+function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  log(line(header));
+  log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) log(line(r));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : err}`);
+    process.exit(1);
+  },
+);
