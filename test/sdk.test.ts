@@ -168,8 +168,11 @@ describe('openai SDK', () => {
     await client.responses.delete(created.id);
     const err = await client.responses.retrieve(created.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotFoundError);
-    // deleting twice is a 404 as well
+    // deleting twice is a 404 as well, and the deleted response can no longer be continued
     await expect(client.responses.delete(created.id)).rejects.toBeInstanceOf(NotFoundError);
+    const chained = await client.responses.create({ model: MODEL, previous_response_id: created.id, input: 'and then?' }).catch((e: unknown) => e);
+    expect(chained).toBeInstanceOf(NotFoundError);
+    expect((chained as NotFoundError).code).toBe('previous_response_not_found');
   });
 
   it('inputItems.list pages through every input item (limit 1, order asc)', async () => {

@@ -277,5 +277,67 @@ describe('spec details the cases above rely on', () => {
     expect(() => validateStreamEvent({ type: 'response.reasoning_part.added', sequence_number: 1 })).toThrow(/not defined by the Open Responses spec/);
     expect(validateItem({ type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'f', arguments: '{}' })).not.toEqual([]);
     expect(checkStreamInvariants([{ type: 'response.created', sequence_number: 1, response: { id: 'x' } }])).not.toEqual([]);
+    expect(() => validateResponse({ tools: [{ type: 'web_search' }] })).toThrow(/plain function tools/);
+  });
+});
+
+describe('more stream shapes and echoed request fields stay valid', () => {
+  const variants: Record<string, Record<string, unknown>> = {
+    'refusal only': { input: scripted({ rounds: [{ refusal: 'I cannot help with that.', chunks: 3 }] }) },
+    'text, then a refusal part in the same message': { input: scripted({ rounds: [{ text: 'Partly:', refusal: ' no more.' }] }) },
+    'empty answer (no output items)': { input: scripted({ rounds: [{ text: '' }] }) },
+    'text.format json_object': { text: { format: { type: 'json_object' } }, input: 'give me json' },
+    'tool_choice forcing a function': { tools: TOOLS, tool_choice: { type: 'function', name: 'get_weather' }, input: 'weather?' },
+    'tool_choice required': { tools: TOOLS, tool_choice: 'required', input: 'anything' },
+    'tool_choice none': { tools: TOOLS, tool_choice: 'none', input: 'call get_weather' },
+    'tool_choice allowed_tools': { tools: TOOLS, tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'get_time' }] }, input: 'hi' },
+    'every scalar echo field set': {
+      input: 'hi',
+      instructions: 'Be terse.',
+      truncation: 'auto',
+      metadata: { a: 'b' },
+      user: 'u1',
+      safety_identifier: 's',
+      prompt_cache_key: 'k',
+      top_p: 0.5,
+      temperature: 0,
+      max_tool_calls: 3,
+      parallel_tool_calls: false,
+      top_logprobs: 2,
+    },
+    'input as typed items (system, parts, assistant history)': {
+      input: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'yo' }] },
+        { role: 'user', content: 'again' },
+      ],
+    },
+  };
+
+  it.each(Object.keys(variants))('%s', async (name) => {
+    const res = await post({ model: 'm', stream: true, ...variants[name] });
+    expect(res.status).toBe(200);
+    const events = await readSse(res);
+    expect(events.flatMap((e) => validateStreamEvent(e))).toEqual([]);
+    expect(checkStreamInvariants(events)).toEqual([]);
+    const final = events[events.length - 1].response;
+    expect(final.status).toBe('completed');
+    expect(validateResponse(final)).toEqual([]);
+  });
+
+  it('text.format json_schema is echoed with description and strict (spec JsonSchemaResponseFormat requires both)', async () => {
+    // KNOWN GATEWAY BUG: src/engine/request.ts parseText() echoes text.format as sent; the spec's
+    // JsonSchemaResponseFormat (and OpenAI's real echo) always carries `description` (null when
+    // absent) and `strict`. The spec also types the echoed `schema` as null-only, which looks like
+    // a defect of the spec document itself, so `schema` is not checked here.
+    const format = { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] } };
+    const res = await post({ model: 'm', input: 'json please', text: { format } });
+    expect(res.status).toBe(200);
+    const response = (await res.json()) as Record<string, any>;
+    expect(JSON.parse(response.output[0].content[0].text)).toEqual({ a: 'example' });
+    expect(response.text.format).toMatchObject({ type: 'json_schema', name: 'answer', schema: format.schema });
+    expect(response.text.format).toHaveProperty('description', null);
+    expect(typeof response.text.format.strict).toBe('boolean');
   });
 });

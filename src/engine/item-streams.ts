@@ -95,7 +95,6 @@ export class ReasoningStream {
     const common = { item_id: this.item.id, output_index: this.outputIndex, content_index: 0 };
     this.acc.emit('response.reasoning_text.done', { ...common, text: this.part.text });
     this.acc.emit('response.content_part.done', { ...common, part: this.part });
-    this.item.encrypted_content = null;
     this.acc.doneItem(this.outputIndex, this.item);
   }
 }
@@ -164,7 +163,9 @@ export class CustomToolCallStream {
   }
 
   finish(status: 'completed' | 'incomplete' = 'completed'): void {
-    const input = resolveCustomInput(this.rawArguments);
+    let input = resolveCustomInput(this.rawArguments);
+    // cut off mid-string (token cap): what was decoded so far is the input, not the broken JSON
+    if (!input.startsWith(this.item.input) && this.decoder.decoding) input = this.item.input;
     // The incremental decoder only streams the common `{"input": "…"}` shape; anything else is
     // resolved from the complete text and sent as one delta so deltas always add up to `input`.
     if (input.startsWith(this.item.input)) {

@@ -1,4 +1,4 @@
-import type { ResponseObject } from '../protocol/responses.js';
+import type { JsonObject, ResponseObject } from '../protocol/responses.js';
 import type { CreateRequest } from './request.js';
 import { echoTools } from '../tools/registry.js';
 
@@ -20,7 +20,7 @@ export function newResponseObject(id: string, createdAt: number, req: CreateRequ
     tool_choice: req.toolChoice,
     truncation: req.truncation,
     parallel_tool_calls: req.parallelToolCalls,
-    text: req.text,
+    text: echoText(req.text),
     top_p: req.topP ?? 1,
     presence_penalty: req.presencePenalty,
     frequency_penalty: req.frequencyPenalty,
@@ -38,4 +38,11 @@ export function newResponseObject(id: string, createdAt: number, req: CreateRequ
     prompt_cache_key: req.promptCacheKey,
     user: req.user,
   };
+}
+
+/** `text.format` json_schema is echoed with every field the spec requires (`description`, `strict`). */
+function echoText(text: JsonObject): JsonObject {
+  const format = text.format as JsonObject | undefined;
+  if (format?.type !== 'json_schema') return text;
+  return { ...text, format: { type: 'json_schema', name: format.name, description: format.description ?? null, schema: format.schema, strict: format.strict ?? false } };
 }

@@ -161,7 +161,26 @@ export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay:
     }
   }
   if (leadingSystem !== null && leadingSystem.length > 0) messages.push({ role: 'system', content: leadingSystem.join('\n\n') });
+  orderToolResults(messages);
   return messages;
+}
+
+/**
+ * Tool results directly after an assistant message follow its `tool_calls` order: some chat
+ * templates pair calls and results by position, while Responses clients may answer in any order.
+ */
+function orderToolResults(messages: ChatMessage[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (message.role !== 'assistant' || !message.tool_calls) continue;
+    let end = i + 1;
+    while (end < messages.length && messages[end].role === 'tool') end++;
+    if (end - (i + 1) < 2) continue;
+    const order = new Map(message.tool_calls.map((call, index) => [call.id, index]));
+    const results = messages.slice(i + 1, end) as Array<Extract<ChatMessage, { role: 'tool' }>>;
+    results.sort((a, b) => (order.get(a.tool_call_id) ?? order.size) - (order.get(b.tool_call_id) ?? order.size));
+    messages.splice(i + 1, results.length, ...results);
+  }
 }
 
 function attachReasoning(msg: Extract<ChatMessage, { role: 'assistant' }>, reasoning: string | undefined, replay: ReasoningReplay): void {

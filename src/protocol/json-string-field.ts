@@ -51,6 +51,7 @@ export class JsonStringFieldDecoder {
       if (ch === '\\') {
         this.escape = '';
       } else if (ch === '"') {
+        out += this.flushSurrogate();
         this.state = 'done';
       } else {
         out += this.flushSurrogate() + ch;

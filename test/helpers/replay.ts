@@ -17,7 +17,6 @@ import { SseParser } from '../../src/protocol/sse.js';
 import type { DeclareContext } from '../../src/tools/handler.js';
 import { parseTools, registerTools, type ToolRegistry } from '../../src/tools/registry.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type PublicEvent = Record<string, any>;
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
@@ -55,24 +54,27 @@ export function replayRegistry(tools: unknown[] = REPLAY_TOOLS): ToolRegistry {
   return registerTools(parseTools(tools), declareContext);
 }
 
+/** A minimal request: the Response object it creates is echoed in the lifecycle events, so keep it small. */
+const REQUEST = parseCreateRequest({ model: 'test-model', input: 'hi', stream: true });
+
 const ID_PATTERN = /\b(msg|fc|rs|ctc|resp)_[0-9a-f]{16,}\b/g;
 
 /** Replaces every gateway-minted id by `<prefix>_<n>` (n counted per prefix, in order of first appearance). */
 export function normalizeIds(serialized: readonly string[]): string[] {
   const seen = new Map<string, string>();
   const counters = new Map<string, number>();
-  return serialized.map((json) =>
-    json.replace(ID_PATTERN, (id, prefix: string) => {
-      let placeholder = seen.get(id);
-      if (placeholder === undefined) {
-        const n = (counters.get(prefix) ?? 0) + 1;
-        counters.set(prefix, n);
-        placeholder = `${prefix}_${n}`;
-        seen.set(id, placeholder);
-      }
-      return placeholder;
-    }),
-  );
+  // one pass over the whole list (events never contain a raw newline: JSON escapes it)
+  const joined = serialized.join('\n').replace(ID_PATTERN, (id, prefix: string) => {
+    let placeholder = seen.get(id);
+    if (placeholder === undefined) {
+      const n = (counters.get(prefix) ?? 0) + 1;
+      counters.set(prefix, n);
+      placeholder = `${prefix}_${n}`;
+      seen.set(id, placeholder);
+    }
+    return placeholder;
+  });
+  return serialized.length === 0 ? [] : joined.split('\n');
 }
 
 /** The SSE `data` payloads of a byte stream, as the upstream clients see them. */
@@ -115,8 +117,7 @@ export function decodeResponsesRaw(bytes: readonly Uint8Array[]): RawEvent[] {
  * live state). Returns the serialized events with ids normalized.
  */
 export function translateSerialized(raw: readonly RawEvent[], registry: ToolRegistry): string[] {
-  const request = parseCreateRequest({ model: 'test-model', input: 'hi', tools: REPLAY_TOOLS, stream: true });
-  const response = newResponseObject('resp_00000000000000000000000000000000', 0, request);
+  const response = newResponseObject('resp_00000000000000000000000000000000', 0, REQUEST);
   const serialized: string[] = [];
   const acc = new ResponseAccumulator(response, (event) => serialized.push(JSON.stringify(event)));
   acc.start();

@@ -39,7 +39,7 @@ function validatorFor(schemaName: string): ValidateFunction {
 
 function formatErrors(errors: ErrorObject[] | null | undefined, label: string): string[] {
   if (!errors || errors.length === 0) return [];
-  // oneOf failures cascade into one error per branch; keep them all but make each one readable.
+  // With `discriminator` on, a oneOf keyed by `type` reports only the branch the type selects.
   return errors.map((e) => `${label}${e.instancePath || '/'} ${e.message ?? 'invalid'}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''} (schema ${e.schemaPath})`);
 }
 
@@ -49,8 +49,18 @@ export function validateAgainst(schemaName: string, value: unknown, label = sche
   return fn(value) ? [] : formatErrors(fn.errors, label);
 }
 
-/** A Response object (ResponseResource). Only meaningful for responses whose tools are plain functions. */
+/**
+ * A Response object (ResponseResource). The spec's `Tool` union has only FunctionTool, so a
+ * Response declaring any other tool type cannot be validated: that is a test mistake (throws).
+ */
 export function validateResponse(obj: unknown): string[] {
+  const tools = (obj as { tools?: unknown } | null)?.tools;
+  if (Array.isArray(tools)) {
+    const other = tools.filter((t) => (t as { type?: unknown } | null)?.type !== 'function');
+    if (other.length > 0) {
+      throw new Error(`spec: validateResponse only handles plain function tools (spec Tool = FunctionTool); got ${other.map((t) => JSON.stringify((t as { type?: unknown }).type)).join(', ')}`);
+    }
+  }
   return validateAgainst('ResponseResource', obj, 'response');
 }
 

@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpCallResult } from './render.js';
+
+/** How to reach one MCP server. */
+export type McpEndpoint =
+  | { kind: 'http'; url: string; headers: Record<string, string>; transport: 'auto' | 'streamable-http' | 'sse' }
+  | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string };
+
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+export interface McpPoolOptions {
+  /** fetch used for every HTTP request (the outbound guard's, for request-declared servers). */
+  fetch: typeof fetch;
+  /** Idle sessions are closed after this long. */
+  idleMs: number;
+  clientName?: string;
+}
+
+/**
+ * MCP sessions through the official SDK client, pooled by (endpoint, hash of its headers) and
+ * reused across requests; idle ones are closed; a session the server has expired (HTTP 404 on a
+ * request carrying its session id) is re-initialized once. Concurrent calls share a session
+ * (JSON-RPC multiplexes them).
+ */
+export class McpClientPool {
+  private readonly sessions = new Map<string, Promise<PooledSession>>();
+  private closed = false;
+
+  constructor(private readonly options: McpPoolOptions) {}
+
+  async listTools(endpoint: McpEndpoint, signal: AbortSignal, timeoutMs: number, maxTools: number): Promise<McpToolInfo[]> {
+    return this.withSession(endpoint, async (client) => {
+      const tools: McpToolInfo[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : undefined, { signal, timeout: timeoutMs });
+        for (const tool of page.tools) {
+          if (tools.length >= maxTools) return tools;
+          tools.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as Record<string, unknown>, annotations: tool.annotations as Record<string, unknown> | undefined });
+        }
+        cursor = page.nextCursor;
+      } while (cursor);
+      return tools;
+    });
+  }
+
+  /** `tools/call`; never retried, except when the server refused it for an expired session. Abort sends the MCP cancellation notification. */
+  async callTool(endpoint: McpEndpoint, name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<McpCallResult> {
+    return this.withSession(endpoint, (client) => client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<McpCallResult>);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled(sessions.map(async (s) => (await s).close()));
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  private async withSession<T>(endpoint: McpEndpoint, use: (client: Client) => Promise<T>): Promise<T> {
+    const key = poolKey(endpoint);
+    const session = await this.session(key, endpoint);
+    try {
+      return await session.use(use);
+    } catch (err) {
+      if (!isExpiredSession(err, session)) throw err;
+      // the server forgot our session: the request was refused, not run — start over once
+      await this.drop(key, session);
+      const fresh = await this.session(key, endpoint);
+      return fresh.use(use);
+    }
+  }
+
+  private session(key: string, endpoint: McpEndpoint): Promise<PooledSession> {
+    if (this.closed) throw new Error('MCP client pool is closed');
+    let pending = this.sessions.get(key);
+    if (!pending) {
+      pending = PooledSession.connect(endpoint, this.options, () => void this.dropKey(key, pending!));
+      this.sessions.set(key, pending);
+      pending.catch(() => {
+        if (this.sessions.get(key) === pending) this.sessions.delete(key);
+      });
+    }
+    return pending;
+  }
+
+  private async drop(key: string, session: PooledSession): Promise<void> {
+    const current = this.sessions.get(key);
+    if (current && (await current.catch(() => null)) === session) this.sessions.delete(key);
+    await session.close();
+  }
+
+  private async dropKey(key: string, pending: Promise<PooledSession>): Promise<void> {
+    if (this.sessions.get(key) !== pending) return;
+    this.sessions.delete(key);
+    await (await pending).close();
+  }
+}
+
+class PooledSession {
+  private idleTimer: NodeJS.Timeout | undefined;
+  private active = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly client: Client,
+    private readonly transport: Transport,
+    private readonly idleMs: number,
+    private readonly onIdle: () => void,
+  ) {
+    this.armIdleTimer();
+  }
+
+  static async connect(endpoint: McpEndpoint, options: McpPoolOptions, onIdle: () => void): Promise<PooledSession> {
+    const info = { name: options.clientName ?? 'switchyard', version: '0.1.0' };
+    if (endpoint.kind === 'stdio') {
+      const transport = new StdioClientTransport({ command: endpoint.command, args: endpoint.args, env: endpoint.env, cwd: endpoint.cwd, stderr: 'ignore' });
+      const client = new Client(info);
+      await client.connect(transport);
+      return new PooledSession(client, transport, options.idleMs, onIdle);
+    }
+    const url = new URL(endpoint.url);
+    const requestInit: RequestInit = { headers: endpoint.headers, redirect: 'manual' };
+    if (endpoint.transport !== 'sse') {
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: options.fetch });
+      const client = new Client(info);
+      try {
+        await client.connect(transport);
+        return new PooledSession(client, transport, options.idleMs, onIdle);
+      } catch (err) {
+        await client.close().catch(() => {});
+        // MCP spec, backwards compatibility: a 4xx to the initialize POST means an old HTTP+SSE server
+        if (endpoint.transport === 'streamable-http' || !(err instanceof StreamableHTTPError) || !isClientError(err.code)) throw err;
+      }
+    }
+    const transport = new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders(options.fetch, endpoint.headers) }, fetch: options.fetch });
+    const client = new Client(info);
+    await client.connect(transport);
+    return new PooledSession(client, transport, options.idleMs, onIdle);
+  }
+
+  get sessionId(): string | undefined {
+    return (this.transport as { sessionId?: string }).sessionId;
+  }
+
+  async use<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    this.active++;
+    clearTimeout(this.idleTimer);
+    try {
+      return await fn(this.client);
+    } finally {
+      this.active--;
+      this.armIdleTimer();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.idleTimer);
+    await this.client.close().catch(() => {});
+  }
+
+  private armIdleTimer(): void {
+    if (this.active > 0 || this.closed) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.onIdle(), this.idleMs);
+    this.idleTimer.unref();
+  }
+}
+
+function isClientError(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500;
+}
+
+function isExpiredSession(err: unknown, session: PooledSession): boolean {
+  return err instanceof StreamableHTTPError && err.code === 404 && session.sessionId !== undefined;
+}
+
+/** Sessions are shared only between requests with the same endpoint and the same credentials. */
+function poolKey(endpoint: McpEndpoint): string {
+  if (endpoint.kind === 'stdio') return `stdio:${JSON.stringify([endpoint.command, endpoint.args, endpoint.cwd ?? '', endpoint.env ?? {}])}`;
+  const headers = Object.entries(endpoint.headers).map(([k, v]) => [k.toLowerCase(), v]).sort(([a], [b]) => (a < b ? -1 : 1));
+  return `http:${endpoint.transport}:${endpoint.url}#${createHash('sha256').update(JSON.stringify(headers)).digest('hex')}`;
+}
+
+/** The SSE transport's GET stream takes headers only through its fetch. */
+function withHeaders(fetchFn: typeof fetch, headers: Record<string, string>): typeof fetch {
+  return ((input: string | URL | Request, init?: RequestInit) => {
+    const merged = new Headers(init?.headers);
+    for (const [k, v] of Object.entries(headers)) merged.set(k, v);
+    return fetchFn(input, { ...init, headers: merged, redirect: 'manual' });
+  }) as typeof fetch;
+}
