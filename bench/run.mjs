@@ -5,12 +5,14 @@
 //   node bench/run.mjs                 (after `npm run build`)
 //
 // Knobs (environment): BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_TTFB_N (500),
-// BENCH_STREAMS (1000), BENCH_UPSTREAM_CONNECTIONS (1100; "default" = the gateway's default).
+// BENCH_STREAMS (1000), BENCH_UPSTREAM_CONNECTIONS (1100; "default" = the gateway's default),
+// BENCH_ONLY (comma list of load,ttfb,memory; default all — partial runs skip the targets).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import http from 'node:http';
 import { Pool } from 'undici';
 import { measure } from './lib/load.mjs';
 import { clockTicksPerSecond, cpuMicros, freePort, installCleanupHooks, rssKiB, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
@@ -21,6 +23,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const TTFB_N = Number(process.env.BENCH_TTFB_N ?? 500);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const UPSTREAM_CONNECTIONS = process.env.BENCH_UPSTREAM_CONNECTIONS ?? '1100';
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'load,ttfb,memory').split(',').map((x) => x.trim()));
+const FULL = ONLY.has('load') && ONLY.has('ttfb') && ONLY.has('memory');
 const RESULTS_FILE = fileURLToPath(new URL('./results.json', import.meta.url));
 
 const MODEL = 'switchyard-sim';
@@ -80,48 +84,66 @@ async function run(tmpRoot) {
     },
   };
 
-  // 3. TTFB first (fresh processes, after its own warm-up): sequential, concurrency 1
-  log('\n[1/4] time to first byte, concurrency 1 …');
-  results.ttfb = await measureTtfb(gw.url, direct, TTFB_N);
-
-  // 5. memory per open stream
-  log(`[2/4] memory per open stream (${STREAMS} hanging streams) …`);
-  results.memory = await measureMemory(gw, sim, STREAMS);
-
-  // 1 + 2 (+ 4). throughput / latency at concurrency 1 and 64
-  results.runs = {};
-  for (const connections of [1, 64]) {
-    log(`[${connections === 1 ? 3 : 4}/4] load, concurrency ${connections} …`);
-    const runs = {};
-    for (const name of ['directBlocking', 'gatewayBlocking', 'directStreaming', 'gatewayStreaming']) {
-      const url = name.startsWith('gateway') ? `${gw.url}/v1/responses` : `${direct}/v1/chat/completions`;
-      const cpuHook = () => ({ gatewayCpuUs: cpuMicros(gw.pid), simulatorCpuUs: cpuMicros(sim.pid) });
-      const r = await measure({ url, body: BODIES[name], connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpuHook, after: cpuHook });
-      const gatewayCpu = r.after.gatewayCpuUs - r.before.gatewayCpuUs;
-      const simCpu = r.after.simulatorCpuUs - r.before.simulatorCpuUs;
-      runs[name] = {
-        connections,
-        requests: r.requests,
-        seconds: round(r.seconds, 2),
-        rps: round(r.rps, 1),
-        latencyMs: Object.fromEntries(Object.entries(r.latencyMs).map(([k, v]) => [k, round(v, 3)])),
-        non2xx: r.non2xx,
-        errors: r.errors,
-        timeouts: r.timeouts,
-        gatewayCpuUsPerRequest: name.startsWith('gateway') && r.requests > 0 ? round(gatewayCpu / r.requests, 1) : null,
-        simulatorCpuUsPerRequest: r.requests > 0 ? round(simCpu / r.requests, 1) : null,
-      };
-      const x = runs[name];
-      log(`   ${name.padEnd(17)} c=${String(connections).padEnd(3)} ${String(x.requests).padStart(7)} req  ${fmt(x.rps, 1).padStart(8)} req/s  p50 ${fmt(x.latencyMs.p50)} ms  p99 ${fmt(x.latencyMs.p99)} ms${x.non2xx || x.errors ? `  (non-2xx ${x.non2xx}, errors ${x.errors})` : ''}`);
+  // 1 + 2 (+ 4). throughput / latency at concurrency 1 and 64, gateway CPU time per request
+  if (ONLY.has('load')) {
+    results.runs = {};
+    for (const connections of [1, 64]) {
+      log(`\nload, concurrency ${connections} (${WARMUP}s warm-up + ${SECONDS}s per run) …`);
+      results.runs[`c${connections}`] = await loadRuns(gw, sim, direct, connections);
     }
-    results.runs[`c${connections}`] = runs;
   }
 
-  results.derived = derive(results.runs);
-  results.targets = evaluateTargets(results);
-  printTables(results);
+  // 3. added TTFB at concurrency 1 — after the load runs, so both servers are warm (JIT)
+  if (ONLY.has('ttfb')) {
+    log(`\ntime to first byte, concurrency 1, ${TTFB_N} sequential requests each …`);
+    results.ttfb = await measureTtfb(gw.url, direct, TTFB_N);
+  }
+
+  // 5. memory per open stream — on a fresh gateway process (same simulator), so the heap
+  // growth the streams cause is not hidden in free space left over from the load runs
+  if (ONLY.has('memory')) {
+    gw.child.kill('SIGTERM');
+    await new Promise((resolve) => (gw.child.exitCode !== null ? resolve() : gw.child.once('exit', resolve)));
+    const gw2 = await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, 'data2'), configFile });
+    log(`\nmemory per open stream (${STREAMS} hanging streams, fresh gateway pid ${gw2.pid}) …`);
+    results.memory = await measureMemory(gw2, sim, STREAMS);
+  }
+
+  if (FULL) {
+    results.derived = derive(results.runs);
+    results.targets = evaluateTargets(results);
+    printTables(results);
+  } else {
+    log('\n(partial run: targets not evaluated)');
+  }
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwrote ${RESULTS_FILE}`);
+}
+
+async function loadRuns(gw, sim, direct, connections) {
+  const runs = {};
+  for (const name of ['directBlocking', 'gatewayBlocking', 'directStreaming', 'gatewayStreaming']) {
+    const url = name.startsWith('gateway') ? `${gw.url}/v1/responses` : `${direct}/v1/chat/completions`;
+    const cpuHook = () => ({ gatewayCpuUs: cpuMicros(gw.pid), simulatorCpuUs: cpuMicros(sim.pid) });
+    const r = await measure({ url, body: BODIES[name], connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpuHook, after: cpuHook });
+    const gatewayCpu = r.after.gatewayCpuUs - r.before.gatewayCpuUs;
+    const simCpu = r.after.simulatorCpuUs - r.before.simulatorCpuUs;
+    runs[name] = {
+      connections,
+      requests: r.requests,
+      seconds: round(r.seconds, 2),
+      rps: round(r.rps, 1),
+      latencyMs: Object.fromEntries(Object.entries(r.latencyMs).map(([k, v]) => [k, round(v, 3)])),
+      non2xx: r.non2xx,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      gatewayCpuUsPerRequest: name.startsWith('gateway') && r.requests > 0 ? round(gatewayCpu / r.requests, 1) : null,
+      simulatorCpuUsPerRequest: r.requests > 0 ? round(simCpu / r.requests, 1) : null,
+    };
+    const x = runs[name];
+    log(`   ${name.padEnd(17)} ${String(x.requests).padStart(7)} req  ${fmt(x.rps, 1).padStart(8)} req/s  p50 ${fmt(x.latencyMs.p50)} ms  p99 ${fmt(x.latencyMs.p99)} ms${x.gatewayCpuUsPerRequest !== null ? `  gateway CPU ${fmt(x.gatewayCpuUsPerRequest, 0)} µs/req` : ''}${x.non2xx || x.errors ? `  (non-2xx ${x.non2xx}, errors ${x.errors})` : ''}`);
+  }
+  return runs;
 }
 
 // ---------- sanity ----------
@@ -145,50 +167,61 @@ async function sanityCheck(gwUrl, directUrl) {
 
 // ---------- TTFB ----------
 
-/** One request; returns ms from the call until the first body byte (the rest is read, not timed). */
-async function firstByteMs(pool, path, body) {
-  const t0 = process.hrtime.bigint();
-  const res = await pool.request({ path, method: 'POST', headers: JSON_HEADERS, body });
-  let t1 = null;
-  for await (const _chunk of res.body) {
-    if (t1 === null) t1 = process.hrtime.bigint();
-  }
-  if (res.statusCode !== 200) throw new Error(`TTFB: ${path} answered ${res.statusCode}`);
-  return Number(t1 - t0) / 1e6;
+/** One request on a keep-alive agent; ms from the call until the first body byte (the rest is read, untimed). */
+function firstByteMs(base, path, body, agent) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.request(`${base}${path}`, { method: 'POST', agent, headers: { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let t1 = null;
+      res.on('data', () => {
+        t1 ??= process.hrtime.bigint();
+      });
+      res.on('end', () => {
+        if (res.statusCode !== 200 || t1 === null) reject(new Error(`TTFB: ${path} answered ${res.statusCode}`));
+        else resolve(Number(t1 - t0) / 1e6);
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 async function measureTtfb(gwUrl, directUrl, n) {
-  const gwPool = new Pool(gwUrl, { connections: 1, pipelining: 1 });
-  const directPool = new Pool(directUrl, { connections: 1, pipelining: 1 });
+  const gwAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const directAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const gwBody = JSON.stringify(BODIES.gatewayStreaming);
   const directBody = JSON.stringify(BODIES.directStreaming);
+  const d = [];
+  const g = [];
   try {
-    for (let i = 0; i < 200; i++) {
-      await firstByteMs(directPool, '/v1/chat/completions', directBody);
-      await firstByteMs(gwPool, '/v1/responses', gwBody);
+    // interleaved (direct, gateway, direct, …) so drift hits both sides alike; the first 300
+    // pairs warm up this client's code paths and are discarded
+    for (let i = 0; i < 300 + n; i++) {
+      const a = await firstByteMs(directUrl, '/v1/chat/completions', directBody, directAgent);
+      const b = await firstByteMs(gwUrl, '/v1/responses', gwBody, gwAgent);
+      if (i >= 300) {
+        d.push(a);
+        g.push(b);
+      }
     }
-    // interleaved, so drift (thermal, other load) hits both sides alike
-    const d = [];
-    const g = [];
-    for (let i = 0; i < n; i++) {
-      d.push(await firstByteMs(directPool, '/v1/chat/completions', directBody));
-      g.push(await firstByteMs(gwPool, '/v1/responses', gwBody));
-    }
-    const ds = sorted(d);
-    const gs = sorted(g);
-    const out = {
-      n,
-      directMedianMs: round(median(d), 4),
-      gatewayMedianMs: round(median(g), 4),
-      addedMedianMs: round(median(g) - median(d), 4),
-      directP90Ms: round(percentile(ds, 90), 4),
-      gatewayP90Ms: round(percentile(gs, 90), 4),
-    };
-    log(`   direct median ${fmt(out.directMedianMs)} ms, gateway median ${fmt(out.gatewayMedianMs)} ms, added ${fmt(out.addedMedianMs)} ms`);
-    return out;
   } finally {
-    await Promise.all([gwPool.close(), directPool.close()]);
+    gwAgent.destroy();
+    directAgent.destroy();
   }
+  const ds = sorted(d);
+  const gs = sorted(g);
+  const out = {
+    n,
+    client: 'node:http, keep-alive, one connection per side',
+    directMedianMs: round(median(d), 4),
+    gatewayMedianMs: round(median(g), 4),
+    addedMedianMs: round(median(g) - median(d), 4),
+    directP90Ms: round(percentile(ds, 90), 4),
+    gatewayP90Ms: round(percentile(gs, 90), 4),
+  };
+  log(`   direct median ${fmt(out.directMedianMs)} ms, gateway median ${fmt(out.gatewayMedianMs)} ms, added ${fmt(out.addedMedianMs)} ms`);
+  return out;
 }
 
 // ---------- memory per open stream ----------
@@ -199,7 +232,17 @@ async function measureMemory(gw, sim, n) {
   const controllers = [];
   const opened = [];
   try {
-    await sleep(500);
+    // warm the fresh gateway: ordinary streams, then a few hanging ones opened and aborted
+    const warm = new Pool(gw.url, { connections: 1 });
+    for (let i = 0; i < 300; i++) {
+      const res = await warm.request({ path: '/v1/responses', method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(BODIES.gatewayStreaming) });
+      await res.body.text();
+    }
+    await warm.close();
+    const warmControllers = Array.from({ length: 20 }, () => new AbortController());
+    await Promise.all(warmControllers.map((ac) => openUntilFirstEvent(pool, body, ac.signal)));
+    for (const ac of warmControllers) ac.abort();
+    await sleep(1000);
     const rssBefore = rssKiB(gw.pid);
     const simBefore = await sim.stats();
     const t0 = Date.now();
@@ -212,8 +255,9 @@ async function measureMemory(gw, sim, n) {
     let settled = 0;
     let ok = 0;
     const all = Promise.all(opened.map((p) => p.then(() => { ok++; }, () => {}).finally(() => { settled++; })));
-    const timedOut = await Promise.race([all.then(() => false), sleep(30_000).then(() => true)]);
+    const timedOut = await Promise.race([all.then(() => false), sleep(20_000).then(() => true)]);
     const openMs = Date.now() - t0;
+    const settledBeforeAbort = settled;
     await sleep(500);
     const rssDuring = rssKiB(gw.pid);
     const simDuring = await sim.stats();
@@ -228,12 +272,16 @@ async function measureMemory(gw, sim, n) {
     }
     await sleep(2000);
     const rssAfter = rssKiB(gw.pid);
+    await sleep(5000);
+    const rssIdle = rssKiB(gw.pid);
     const out = {
       streamsRequested: n,
       streamsOpen: ok,
       timedOut,
+      failed: settledBeforeAbort - ok,
+      stillWaitingAtTimeout: n - settledBeforeAbort,
       secondsToOpenAll: round(openMs / 1000, 2),
-      gatewayRssKiB: { before: rssBefore, during: rssDuring, afterAbort: rssAfter },
+      gatewayRssKiB: { before: rssBefore, during: rssDuring, afterAbort2s: rssAfter, afterAbort7s: rssIdle },
       kibPerOpenStream: ok > 0 ? round((rssDuring - rssBefore) / ok, 1) : null,
       simulator: {
         activeWhileOpen: simDuring.active,
@@ -241,7 +289,7 @@ async function measureMemory(gw, sim, n) {
         activeAfterAbort: simAfter.active,
       },
     };
-    log(`   ${ok}/${n} streams open in ${out.secondsToOpenAll}s${timedOut ? ` (settled ${settled}, TIMED OUT)` : ''}; gateway RSS ${rssBefore} → ${rssDuring} → ${rssAfter} KiB; ${fmt(out.kibPerOpenStream, 1)} KiB/stream; simulator saw ${out.simulator.abortsSeen} aborts, ${simAfter.active} still active`);
+    log(`   ${ok}/${n} streams open in ${out.secondsToOpenAll}s${timedOut ? ` (TIMED OUT: ${settledBeforeAbort - ok} failed, ${n - settledBeforeAbort} still waiting)` : ''}; gateway RSS ${rssBefore} → ${rssDuring} KiB (after abort: ${rssAfter} at 2 s, ${rssIdle} at 7 s); ${fmt(out.kibPerOpenStream, 1)} KiB/stream; simulator saw ${out.simulator.abortsSeen} aborts, ${simAfter.active} still active`);
     return out;
   } finally {
     for (const ac of controllers) ac.abort();
@@ -337,7 +385,7 @@ function printTables(results) {
   const tt = results.ttfb;
   log(`\nTTFB (streaming, c=1, n=${tt.n} each): direct ${fmt(tt.directMedianMs)} ms, gateway ${fmt(tt.gatewayMedianMs)} ms, added ${fmt(tt.addedMedianMs)} ms (medians)`);
   const m = results.memory;
-  log(`Memory: ${m.streamsOpen}/${m.streamsRequested} open streams; gateway RSS ${m.gatewayRssKiB.before} → ${m.gatewayRssKiB.during} KiB (after abort ${m.gatewayRssKiB.afterAbort} KiB) = ${fmt(m.kibPerOpenStream, 1)} KiB per stream; simulator saw ${m.simulator.abortsSeen} aborts`);
+  log(`Memory: ${m.streamsOpen}/${m.streamsRequested} open streams; gateway RSS ${m.gatewayRssKiB.before} → ${m.gatewayRssKiB.during} KiB (after abort ${m.gatewayRssKiB.afterAbort2s} KiB at 2 s, ${m.gatewayRssKiB.afterAbort7s} KiB at 7 s) = ${fmt(m.kibPerOpenStream, 1)} KiB per stream; simulator saw ${m.simulator.abortsSeen} aborts`);
 
   log('\nTargets');
   table(['target', 'value', 'goal', 'result'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result]));

@@ -4,6 +4,7 @@ import type { Config } from './config/config.js';
 import { Engine } from './engine/turn.js';
 import { createHttpServer } from './http/server.js';
 import type { JsonObject } from './protocol/responses.js';
+import { McpService } from './mcp/service.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { SqliteResponseStore } from './store/sqlite.js';
 import type { ResponseStore } from './store/store.js';
@@ -49,6 +50,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const upstream: UpstreamClient = config.upstream.api === 'responses' ? new ResponsesUpstream(upstreamOptions) : new ChatCompletionsUpstream(upstreamOptions, config.upstream.reasoningReplay);
   const store = options.store ?? new SqliteResponseStore(config.dataDir);
 
+  const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const logged = new Set<string>();
   const declare: DeclareContext = {
     executionFor: (type, declaration) => {
@@ -63,8 +65,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       logged.add(key);
       log.warn({ tool: key }, message);
     },
+    mcp,
   };
-  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls }, log);
+  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest }, log);
   const server = createHttpServer({
     engine,
     store,
@@ -90,6 +93,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await upstream.close();
+      await mcp.close();
       await store.close();
       await simulator?.close();
     },

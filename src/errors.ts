@@ -2,7 +2,7 @@
  * One catalogue of client-visible failures (OpenAI error shape). Where a failure goes is decided
  * by the thrower: before the stream starts it is an HTTP error; after, a `response.failed` event.
  */
-export type ErrorType = 'invalid_request_error' | 'not_found_error' | 'server_error' | 'upstream_error' | 'timeout_error' | 'rate_limit_error';
+export type ErrorType = 'invalid_request_error' | 'not_found_error' | 'server_error' | 'upstream_error' | 'timeout_error' | 'rate_limit_error' | 'external_connector_error';
 
 export class GatewayError extends Error {
   constructor(

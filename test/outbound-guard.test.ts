@@ -339,6 +339,17 @@ describe('SSRF table: nothing reaches the canaries', () => {
     }
     expect(connections).toBe(0);
   });
+
+  // Positive control, last on purpose: the zero counts above mean something only if a real
+  // connection would have been counted.
+  it('the canary does count a direct connection', async () => {
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('error', reject);
+      socket.once('close', () => resolve());
+    });
+    expect(connections).toBe(1);
+  });
 });
 
 describe('allowed when configured', () => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
 
 export interface UpstreamConfig {
   /** Base URL including `/v1`; null = the built-in simulated model. */
@@ -23,6 +24,7 @@ export interface Config {
   upstream: UpstreamConfig;
   limits: { maxBodyBytes: number };
   tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
+  mcp: McpConfig;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -43,6 +45,7 @@ export const DEFAULT_CONFIG: Config = {
   },
   limits: { maxBodyBytes: 32 * 1024 * 1024 },
   tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {} },
+  mcp: DEFAULT_MCP_CONFIG,
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };

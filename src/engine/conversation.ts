@@ -2,6 +2,7 @@ import { invalidRequest } from '../errors.js';
 import type { ModelItem, ModelPart } from '../protocol/model.js';
 import type { JsonObject } from '../protocol/responses.js';
 import type { DeclareContext } from '../tools/handler.js';
+import { mcpModelName } from '../mcp/naming.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import { flattenedName } from '../tools/handlers/namespace.js';
 import { TOOL_SEARCH_NAME } from '../tools/handlers/tool-search.js';
@@ -15,6 +16,10 @@ import { ToolDeclarationError } from '../tools/types.js';
  */
 export function toModelItems(items: readonly JsonObject[], registry: ToolRegistry): ModelItem[] {
   const out: ModelItem[] = [];
+  // An approval request becomes the model's call once the client answers it; unanswered, it is
+  // left out (a call without a result breaks most chat templates).
+  const approvalRequests = new Map<string, JsonObject>();
+  const answeredApprovals = new Set<string>();
   for (const item of items) {
     switch (item.type) {
       case 'message': {
@@ -51,9 +56,25 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
         out.push({ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' });
         break;
       }
+      case 'mcp_approval_request':
+        approvalRequests.set(item.id as string, item);
+        break;
+      case 'mcp_approval_response': {
+        const id = item.approval_request_id as string;
+        const request = approvalRequests.get(id);
+        if (!request || answeredApprovals.has(id)) break;
+        answeredApprovals.add(id);
+        out.push({ type: 'function_call', callId: id, name: mcpModelName(String(request.server_label), String(request.name)), arguments: String(request.arguments ?? '{}') });
+        if (item.approve !== true) {
+          const reason = typeof item.reason === 'string' && item.reason ? `: ${item.reason}` : '.';
+          out.push({ type: 'function_call_output', callId: id, output: `The user declined to run this tool call${reason}` });
+        }
+        break;
+      }
       case 'mcp_call': {
-        const callId = item.id as string;
-        out.push({ type: 'function_call', callId, name: `mcp__${String(item.server_label)}__${String(item.name)}`, arguments: String(item.arguments ?? '{}') });
+        const approvalId = typeof item.approval_request_id === 'string' ? item.approval_request_id : undefined;
+        const callId = approvalId && answeredApprovals.has(approvalId) ? approvalId : (item.id as string);
+        if (callId !== approvalId) out.push({ type: 'function_call', callId, name: mcpModelName(String(item.server_label), String(item.name)), arguments: String(item.arguments ?? '{}') });
         out.push({ type: 'function_call_output', callId, output: item.error ? `Error: ${stringify(item.error)}` : stringify(item.output ?? '') });
         break;
       }

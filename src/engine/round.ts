@@ -8,6 +8,8 @@ import { CustomToolCallStream, FunctionCallStream, MessageStream, ReasoningStrea
 export interface PendingGatewayCall {
   call: ModelCall;
   entry: RegistryEntry | undefined;
+  /** Set when the client approved this call in advance (MCP approvals). */
+  approvalRequestId?: string;
 }
 
 export interface RoundResult {

@@ -36,7 +36,7 @@ export async function runGatewayCalls(
     }
     const entry = pending.entry!;
     const execution = entry.execution!;
-    const invocation = { call: pending.call, entry, args: parseArguments(pending.call.arguments) as JsonObject };
+    const invocation = { call: pending.call, entry, args: parseArguments(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
     const state = execution.begin(invocation, emitter);
     return async () => {
       const outcome = await runOne(execution.run.bind(execution), { ...invocation, signal }, execution.timeoutMs, signal);
@@ -113,7 +113,7 @@ function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; 
   if (args === undefined) {
     return {
       outcome: { output: `Error: the arguments for '${call.modelName}' are not a valid JSON object: ${truncate(call.arguments, 200)}`, isError: true },
-      invocation: { call, entry, args: {} },
+      invocation: { call, entry, args: {}, approvalRequestId: pending.approvalRequestId },
     };
   }
   return null;

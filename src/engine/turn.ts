@@ -3,8 +3,9 @@ import type { ModelItem, ModelRequest, ModelResponseFormat, RawEvent } from '../
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
-import { registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { discoverTools, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
+import { approvalDigest, resolveApprovals, type ApprovedCall } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
@@ -18,6 +19,8 @@ import { runGatewayCalls } from './scheduler.js';
 export interface EngineOptions {
   maxToolRounds: number;
   maxConcurrentGatewayCalls: number;
+  /** At most this many `mcp` declarations per request. */
+  maxMcpServersPerRequest: number;
 }
 
 export interface Logger {
@@ -37,6 +40,10 @@ export interface PreparedTurn {
   base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
   tools: ModelRequest['tools'];
   toolChoice: ModelRequest['toolChoice'];
+  /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
+  preludeItems: Item[];
+  /** Calls the client approved in this request's input: they run before the first round. */
+  approvedCalls: ApprovedCall[];
 }
 
 /**
@@ -52,7 +59,7 @@ export class Engine {
     private readonly log: Logger,
   ) {}
 
-  async prepare(body: unknown): Promise<PreparedTurn> {
+  async prepare(body: unknown, signal: AbortSignal = new AbortController().signal): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
     const history: JsonObject[] = [];
     if (request.previousResponseId !== null) {
@@ -65,9 +72,16 @@ export class Engine {
     const inputItems = request.input.map(withId);
     checkOutputsPaired(history, inputItems);
 
+    const mcpCount = request.tools.filter((t) => t.type === 'mcp').length;
+    if (mcpCount > this.options.maxMcpServersPerRequest) {
+      throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${this.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
+    }
+
     let registry: ToolRegistry;
     let choice;
+    let preludeItems: Item[];
     try {
+      preludeItems = await discoverTools(request.tools, { ...this.declare, priorListings: latestListings(history, inputItems), signal });
       registry = registerTools(request.tools, this.declare);
       loadSearchedTools(inputItems, registry, this.declare);
       choice = resolveToolChoice(request.toolChoice, registry);
@@ -75,6 +89,7 @@ export class Engine {
       if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
       throw err;
     }
+    const approvedCalls = await resolveApprovals(history, inputItems, registry, this.store);
 
     const conversation: ModelItem[] = [];
     if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
@@ -96,6 +111,8 @@ export class Engine {
       },
       tools: choice.functions,
       toolChoice: choice.toolChoice,
+      preludeItems,
+      approvedCalls,
     };
   }
 
@@ -110,6 +127,17 @@ export class Engine {
     const conversation = [...turn.conversation];
     const emitter = itemEmitter(acc);
     let gatewayCallsMade = 0;
+    let startedTools = false;
+    /** Once the response has started: the discovered lists, then the calls the client approved. */
+    const startTools = async () => {
+      startedTools = true;
+      for (const item of turn.preludeItems) emitListing(acc, item);
+      if (turn.approvedCalls.length === 0) return;
+      const calls = turn.approvedCalls.map((a) => ({ call: a.call, entry: a.entry, approvalRequestId: a.call.callId }));
+      const outcomes = await runGatewayCalls(calls, { maxConcurrent: this.options.maxConcurrentGatewayCalls }, emitter, signal);
+      gatewayCallsMade += calls.length;
+      calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
+    };
 
     for (let round = 0; ; round++) {
       const request: ModelRequest = {
@@ -127,6 +155,7 @@ export class Engine {
         return this.fail(acc, turn, err, signal);
       }
       if (!acc.started) acc.start();
+      if (!startedTools) await startTools();
 
       const translator = new RoundTranslator(acc, turn.registry);
       try {
@@ -151,7 +180,20 @@ export class Engine {
         return this.finish(acc, turn, { status: 'incomplete', incompleteReason: result.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' });
       }
 
-      let calls = result.gatewayCalls;
+      // calls the client must approve first end the turn like client calls (their round's other calls still run)
+      let approvalsRequested = 0;
+      let calls = result.gatewayCalls.filter((pending) => {
+        const execution = pending.entry?.execution;
+        if (!execution?.requiresApproval || !pending.entry) return true;
+        const args = parseObject(pending.call.arguments);
+        if (args === undefined) return true;
+        const invocation = { call: pending.call, entry: pending.entry, args };
+        if (!execution.requiresApproval(invocation)) return true;
+        execution.requestApproval?.(invocation, emitter);
+        approvalsRequested++;
+        return false;
+      });
+      await this.recordApprovalRequests(acc, approvalsRequested);
       let capped = false;
       const cap = turn.request.maxToolCalls;
       if (cap !== null && gatewayCallsMade + calls.length > cap) {
@@ -164,9 +206,10 @@ export class Engine {
         calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
       }
       if (signal.aborted) return this.fail(acc, turn, new Error('aborted'), signal);
-      if (capped && result.clientCalls === 0) return this.finish(acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_calls' });
+      const needsClient = result.clientCalls > 0 || approvalsRequested > 0;
+      if (capped && !needsClient) return this.finish(acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_calls' });
 
-      switch (classifyRound(result.clientCalls > 0, calls.length, round, this.options.maxToolRounds)) {
+      switch (classifyRound(needsClient, calls.length, round, this.options.maxToolRounds)) {
         case 'continue':
           continue;
         case 'incomplete':
@@ -175,6 +218,15 @@ export class Engine {
         case 'requires_client_action':
           return this.finish(acc, turn, { status: 'completed' });
       }
+    }
+  }
+
+  /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
+  private async recordApprovalRequests(acc: ResponseAccumulator, count: number): Promise<void> {
+    const output = acc.response.output;
+    for (const item of output.slice(output.length - count)) {
+      if (item.type !== 'mcp_approval_request') continue;
+      await this.store.recordApproval(item.id, approvalDigest(item as JsonObject));
     }
   }
 
@@ -200,6 +252,31 @@ export class Engine {
     }
     acc.announceTerminal();
     return response;
+  }
+}
+
+/** A discovered `mcp_list_tools` item with its lifecycle: added (empty) → in_progress → completed → done. */
+function emitListing(acc: ResponseAccumulator, item: Item): void {
+  const index = acc.addItem({ ...item, tools: [] } as Item);
+  acc.emit('response.mcp_list_tools.in_progress', { item_id: item.id, output_index: index });
+  acc.emit('response.mcp_list_tools.completed', { item_id: item.id, output_index: index });
+  acc.doneItem(index, item);
+}
+
+/** The latest `mcp_list_tools` per server in the conversation (history, then this input). */
+function latestListings(history: readonly JsonObject[], input: readonly JsonObject[]): Map<string, JsonObject> {
+  const listings = new Map<string, JsonObject>();
+  for (const item of [...history, ...input]) if (item.type === 'mcp_list_tools' && typeof item.server_label === 'string' && !item.error) listings.set(item.server_label, item);
+  return listings;
+}
+
+function parseObject(text: string): JsonObject | undefined {
+  if (text.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -14,14 +14,14 @@ export interface ResponsesRouteDeps {
 /** `POST /v1/responses`: validation errors are HTTP errors; once streaming, errors are events. */
 export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readJsonBody(req, deps.maxBodyBytes);
-  const turn = await deps.engine.prepare(body);
   const controller = new AbortController();
-  // the client went away before we finished: abort the upstream request and every tool call
+  // the client went away before we finished: abort discovery, the upstream request and every tool call
   const onClose = () => {
     if (!res.writableFinished) controller.abort();
   };
   res.on('close', onClose);
   try {
+    const turn = await deps.engine.prepare(body, controller.signal);
     if (turn.request.stream) {
       const writer = new SseWriter(res);
       try {

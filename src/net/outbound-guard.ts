@@ -109,7 +109,7 @@ function hostAllowed(host: string, policy: OutboundPolicy): boolean {
   const name = normalizeHost(host);
   return policy.allowHosts.some((entry) => {
     const pattern = normalizeHost(entry);
-    return pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1 : name === pattern;
+    return pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern;
   });
 }
 

@@ -13,6 +13,9 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly selectOne: Database.Statement;
   private readonly selectChain: Database.Statement;
   private readonly deleteOne: Database.Statement;
+  private readonly insertApproval: Database.Statement;
+  private readonly useApproval: Database.Statement;
+  private readonly selectApproval: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
     let file = ':memory:';
@@ -33,7 +36,16 @@ export class SqliteResponseStore implements ResponseStore {
         response TEXT NOT NULL,
         input_items TEXT NOT NULL
       );
+      CREATE TABLE IF NOT EXISTS approvals (
+        id TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
     `);
+    this.insertApproval = this.db.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at) VALUES (?, ?, ?)');
+    this.useApproval = this.db.prepare('UPDATE approvals SET used_at = ? WHERE id = ? AND digest = ? AND used_at IS NULL');
+    this.selectApproval = this.db.prepare('SELECT digest, used_at FROM approvals WHERE id = ?');
     this.upsert = this.db.prepare(
       `INSERT INTO responses (id, previous_response_id, status, created_at, response, input_items)
        VALUES (@id, @previous, @status, @createdAt, @response, @inputItems)
@@ -81,6 +93,17 @@ export class SqliteResponseStore implements ResponseStore {
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
     const record = await this.get(id);
     return record ? pageItems(record.inputItems, options) : undefined;
+  }
+
+  async recordApproval(id: string, digest: string): Promise<void> {
+    this.insertApproval.run(id, digest, Date.now());
+  }
+
+  async consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'> {
+    if (this.useApproval.run(Date.now(), id, digest).changes === 1) return 'ok';
+    const row = this.selectApproval.get(id) as { digest: string; used_at: number | null } | undefined;
+    if (!row) return 'unknown';
+    return row.digest !== digest ? 'mismatch' : 'used';
   }
 
   async close(): Promise<void> {

@@ -34,6 +34,13 @@ export interface ResponseStore {
   chain(id: string): Promise<StoredResponse[] | undefined>;
   delete(id: string): Promise<boolean>;
   listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined>;
+  /**
+   * Remembers an approval request the gateway issued, bound to a digest of its server, tool and
+   * arguments — also for `store: false` turns, so an echoed request cannot be altered or reused.
+   */
+  recordApproval(id: string, digest: string): Promise<void>;
+  /** Uses an approval once, atomically: `ok`, or why not. */
+  consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,5 @@
-import type { JsonObject } from '../protocol/responses.js';
+import type { McpService } from '../mcp/service.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
 import type { GatewayExecution, RegistryEntry } from './types.js';
 
 /** What declaration-side handlers may ask of the gateway. */
@@ -7,6 +8,21 @@ export interface DeclareContext {
   executionFor(toolType: string, declaration: JsonObject): GatewayExecution | undefined;
   /** Logs a message once per process (e.g. "web_search omitted: no provider configured"). */
   logOnce(key: string, message: string): void;
+  /** MCP discovery and calls; absent = MCP is not available on this gateway. */
+  mcp?: McpService;
+}
+
+/** What the discover stage may ask beyond declaration. */
+export interface DiscoverContext extends DeclareContext {
+  /** `mcp_list_tools` items already in the conversation, by server_label (the latest wins). */
+  priorListings: ReadonlyMap<string, JsonObject>;
+  signal: AbortSignal;
+}
+
+export interface Discovered<D> {
+  declaration: D;
+  /** Public items the discovery produced (e.g. `mcp_list_tools`), emitted at the start of the turn. */
+  items: Item[];
 }
 
 /**
@@ -19,6 +35,8 @@ export interface ToolHandler<D = JsonObject> {
   readonly owner: 'client' | 'gateway';
   /** Validates one declaration; throws ToolDeclarationError with a precise `param`. */
   parse(raw: JsonObject, param: string): D;
+  /** Stage 2 (optional): ask the tool's server what it offers (MCP `tools/list`). */
+  discover?(declaration: D, param: string, ctx: DiscoverContext): Promise<Discovered<D>>;
   /** The model-visible functions for this declaration (none = omitted from the model). */
   normalize(declaration: D, param: string, ctx: DeclareContext): RegistryEntry[];
 }

@@ -1,6 +1,6 @@
 import type { ModelFunction, ModelToolChoice } from '../protocol/model.js';
-import type { JsonObject } from '../protocol/responses.js';
-import type { DeclareContext, ToolHandler } from './handler.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
+import type { DeclareContext, DiscoverContext, ToolHandler } from './handler.js';
 import {
   codeInterpreterHandler,
   customHandler,
@@ -106,6 +106,23 @@ export function parseTools(tools: unknown, param = 'tools'): ParsedTool[] {
     const handler = handlerFor(raw.type);
     return { type: raw.type, handler, declaration: handler ? handler.parse(raw, itemParam) : undefined, param: itemParam, raw };
   });
+}
+
+/**
+ * Stage 2: every handler that discovers (MCP `tools/list`) does so, all servers concurrently.
+ * Returns the public items discovery produced, in declaration order.
+ */
+export async function discoverTools(parsed: ParsedTool[], ctx: DiscoverContext): Promise<Item[]> {
+  const results = await Promise.all(
+    parsed.map(async (tool) => (tool.handler?.discover ? tool.handler.discover(tool.declaration, tool.param, ctx) : undefined)),
+  );
+  const items: Item[] = [];
+  results.forEach((result, i) => {
+    if (!result) return;
+    parsed[i].declaration = result.declaration;
+    items.push(...result.items);
+  });
+  return items;
 }
 
 /** Stages 3–4: normalize every parsed tool and register its model-visible functions. */

@@ -62,6 +62,8 @@ export interface GatewayInvocation {
   /** Parsed JSON arguments (validated to be an object). */
   args: JsonObject;
   signal: AbortSignal;
+  /** Set when the call runs because the client approved it (MCP approvals). */
+  approvalRequestId?: string;
 }
 
 /**
@@ -78,6 +80,10 @@ export interface GatewayExecution {
   run(invocation: GatewayInvocation): Promise<ToolOutcome>;
   /** Closes the public item with the outcome (also called with an error outcome on timeout/throw). */
   end(invocation: Omit<GatewayInvocation, 'signal'>, outcome: ToolOutcome, emit: ItemEmitter, state: unknown): void;
+  /** Whether the client must approve this call before it runs (MCP `require_approval`). */
+  requiresApproval?(invocation: Omit<GatewayInvocation, 'signal'>): boolean;
+  /** Projects the approval request; the turn then ends and waits for the client's answer. */
+  requestApproval?(invocation: Omit<GatewayInvocation, 'signal'>, emit: ItemEmitter): void;
 }
 
 export class ToolDeclarationError extends Error {

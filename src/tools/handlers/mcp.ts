@@ -1,18 +1,38 @@
-import type { JsonObject } from '../../protocol/responses.js';
+import { isAllowed, type ToolTraits } from '../../mcp/filters.js';
+import { mcpExecution } from '../../mcp/execution.js';
+import { mcpModelName } from '../../mcp/naming.js';
+import type { McpToolInfo } from '../../mcp/pool.js';
+import type { McpServerRef } from '../../mcp/service.js';
+import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import { newId } from '../../util/ids.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
-import { optionalObject, optionalString, requireString } from '../validate.js';
+import { isPlainObject, optionalObject, optionalString, optionalStringArray, requireString } from '../validate.js';
 
 /** Fields of an `mcp` declaration that carry credentials: never stored, logged or echoed. */
 export const MCP_SECRET_FIELDS = ['authorization', 'headers'] as const;
 
 const LABEL_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
+/** An `mcp` declaration after discovery: the server and the tools it offers this request. */
+export interface McpDeclaration {
+  raw: JsonObject;
+  label: string;
+  server?: McpServerRef;
+  tools?: McpToolInfo[];
+}
+
+/** A tool's traits for filters: `read_only` comes from the server's `readOnlyHint` (absent = not read-only). */
+function traitsOf(tool: { name: string; annotations?: Record<string, unknown> | null }): ToolTraits {
+  return { name: tool.name, readOnly: tool.annotations?.readOnlyHint === true };
+}
+
 /**
- * `mcp` declarations are validated here. Discovery and execution (tools/list, tools/call,
- * approvals) are not implemented yet: the server's tools are omitted from the model, logged once.
+ * Remote MCP servers: discovery lists the server's tools (or reuses an `mcp_list_tools` item
+ * already in the conversation), filters apply, each tool becomes `mcp__<label>__<tool>` for the
+ * model, and calls run through the gateway with approvals where required.
  */
-export const mcpHandler: ToolHandler<JsonObject> = {
+export const mcpHandler: ToolHandler<McpDeclaration> = {
   types: ['mcp'],
   owner: 'gateway',
   parse(raw, param) {
@@ -20,17 +40,86 @@ export const mcpHandler: ToolHandler<JsonObject> = {
     if (!LABEL_PATTERN.test(label)) {
       throw new ToolDeclarationError(`Invalid '${param}.server_label': must match ^[a-zA-Z0-9_-]{1,64}$.`, `${param}.server_label`, 'invalid_value');
     }
-    const url = optionalString(raw, 'server_url', param);
-    const connector = optionalString(raw, 'connector_id', param);
-    if (url === undefined && connector === undefined) {
-      throw new ToolDeclarationError(`Missing required parameter: '${param}.server_url'.`, `${param}.server_url`, 'missing_required_parameter');
-    }
-    optionalObject(raw, 'headers', param);
+    optionalString(raw, 'server_url', param);
+    optionalString(raw, 'connector_id', param);
     optionalString(raw, 'authorization', param);
-    return raw;
+    const headers = optionalObject(raw, 'headers', param);
+    if (headers) for (const [key, value] of Object.entries(headers)) if (typeof value !== 'string') throw new ToolDeclarationError(`Invalid '${param}.headers.${key}': header values must be strings.`, `${param}.headers.${key}`, 'invalid_type');
+    const allowed = raw.allowed_tools;
+    if (allowed !== undefined && allowed !== null && !Array.isArray(allowed)) validateFilter(allowed, `${param}.allowed_tools`);
+    if (Array.isArray(allowed)) optionalStringArray(raw, 'allowed_tools', param);
+    const approval = raw.require_approval;
+    if (approval !== undefined && approval !== null && approval !== 'always' && approval !== 'never') {
+      if (!isPlainObject(approval)) throw new ToolDeclarationError(`Invalid '${param}.require_approval': expected 'always', 'never' or an object.`, `${param}.require_approval`, 'invalid_value');
+      for (const key of ['always', 'never'] as const) if (approval[key] !== undefined && approval[key] !== null) validateFilter(approval[key], `${param}.require_approval.${key}`);
+    }
+    return { raw, label };
   },
-  normalize(decl, _param, ctx): RegistryEntry[] {
-    ctx.logOnce('mcp', `mcp server '${String(decl.server_label)}' omitted from the model: MCP execution is not configured`);
-    return [];
+  async discover(decl, param, ctx) {
+    if (!ctx.mcp) return { declaration: decl, items: [] };
+    const server = ctx.mcp.resolve(decl.raw, param);
+    const prior = ctx.priorListings.get(decl.label);
+    if (prior && Array.isArray(prior.tools)) {
+      // as OpenAI does: a listing already in the conversation is reused, not fetched again
+      const tools = (prior.tools as JsonObject[]).map((t) => ({
+        name: String(t.name),
+        description: typeof t.description === 'string' ? t.description : undefined,
+        inputSchema: (t.input_schema as Record<string, unknown>) ?? { type: 'object', properties: {} },
+        annotations: (t.annotations as Record<string, unknown> | undefined) ?? undefined,
+      }));
+      return { declaration: { ...decl, server, tools: allowedOnly(tools, decl, server) }, items: [] };
+    }
+    const listed = allowedOnly(await ctx.mcp.listTools(server, ctx.signal), decl, server);
+    const item = {
+      type: 'mcp_list_tools',
+      id: newId(ID_PREFIX.mcpListTools),
+      server_label: decl.label,
+      tools: listed.map((t) => ({ name: t.name, description: t.description ?? null, input_schema: t.inputSchema, annotations: t.annotations ?? null })),
+      error: null,
+    };
+    return { declaration: { ...decl, server, tools: listed }, items: [item] };
+  },
+  normalize(decl, param, ctx): RegistryEntry[] {
+    if (!ctx.mcp || !decl.server || !decl.tools) {
+      ctx.logOnce('mcp', `mcp server '${decl.label}' omitted from the model: MCP is not configured on this gateway`);
+      return [];
+    }
+    const traits = new Map(decl.tools.map((t) => [t.name, traitsOf(t)]));
+    const timeoutMs = ctx.mcp.config.callTimeoutMs;
+    const execution = mcpExecution(ctx.mcp, decl.server, decl.raw.require_approval, traits, timeoutMs);
+    return decl.tools.map((tool) => {
+      const modelName = mcpModelName(decl.label, tool.name);
+      return {
+        modelName,
+        fn: {
+          name: modelName,
+          description: tool.description ?? `Tool '${tool.name}' of MCP server '${decl.label}'.`,
+          parameters: normalizeSchema(tool.inputSchema),
+        },
+        shape: 'gateway',
+        identity: { type: 'mcp', name: tool.name, serverLabel: decl.label },
+        owner: 'gateway',
+        execution,
+        declaredAt: param,
+      } satisfies RegistryEntry;
+    });
   },
 };
+
+/** The client's `allowed_tools`, narrowed further by the operator's list for a configured server. */
+function allowedOnly(tools: McpToolInfo[], decl: McpDeclaration, server: McpServerRef): McpToolInfo[] {
+  const operatorAllowed = server.operator?.allowedTools;
+  return tools.filter((t) => isAllowed(decl.raw.allowed_tools, traitsOf(t)) && (operatorAllowed === undefined || operatorAllowed.includes(t.name)));
+}
+
+function validateFilter(value: unknown, param: string): void {
+  if (!isPlainObject(value)) throw new ToolDeclarationError(`Invalid '${param}': expected an object with 'tool_names' and/or 'read_only'.`, param, 'invalid_type');
+  optionalStringArray(value, 'tool_names', param);
+  if (value.read_only !== undefined && typeof value.read_only !== 'boolean') throw new ToolDeclarationError(`Invalid type for '${param}.read_only': expected a boolean.`, `${param}.read_only`, 'invalid_type');
+}
+
+/** MCP input schemas are JSON Schema objects; chat servers want `type: "object"` with `properties`. */
+function normalizeSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!schema || typeof schema !== 'object') return { type: 'object', properties: {} };
+  return { ...schema, type: 'object', properties: (schema.properties as Record<string, unknown>) ?? {} };
+}

@@ -1,0 +1,175 @@
+import { GatewayError } from '../errors.js';
+import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, outboundPolicy, resolveOutbound, type OutboundPolicy } from '../net/outbound-guard.js';
+import type { JsonObject } from '../protocol/responses.js';
+import { ToolDeclarationError } from '../tools/types.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import { McpClientPool, type McpEndpoint, type McpToolInfo } from './pool.js';
+import { renderCallResult } from './render.js';
+
+/** An MCP server registered by the operator: clients refer to it by `server_label` only. */
+export interface OperatorMcpServer {
+  url?: string;
+  headers?: Record<string, string>;
+  transport?: 'auto' | 'streamable-http' | 'sse';
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Narrows what clients may use (intersected with their `allowed_tools`). */
+  allowedTools?: string[];
+  /** MCP tools run concurrently by default; false serializes calls to one tool. */
+  parallelSafe?: boolean;
+}
+
+export interface McpConfig {
+  servers: Record<string, OperatorMcpServer>;
+  /** Which request-declared server URLs may be reached (operator servers are trusted). */
+  outbound: Partial<OutboundPolicy>;
+  listTimeoutMs: number;
+  callTimeoutMs: number;
+  idleSessionMs: number;
+  maxServersPerRequest: number;
+  maxToolsPerServer: number;
+  maxOutputBytes: number;
+  breaker: { failures: number; cooldownMs: number };
+}
+
+export const DEFAULT_MCP_CONFIG: McpConfig = {
+  servers: {},
+  outbound: { allowHosts: [], allowCidrs: [], allowHttp: false },
+  listTimeoutMs: 15_000,
+  callTimeoutMs: 60_000,
+  idleSessionMs: 300_000,
+  maxServersPerRequest: 20,
+  maxToolsPerServer: 500,
+  maxOutputBytes: 100_000,
+  breaker: { failures: 5, cooldownMs: 30_000 },
+};
+
+/** A server as one request sees it. */
+export interface McpServerRef {
+  label: string;
+  endpoint: McpEndpoint;
+  /** Where to report problems (`tools[2]`). */
+  param: string;
+  /** Request-declared servers are checked by the outbound guard; operator servers are not. */
+  declared: boolean;
+  operator?: OperatorMcpServer;
+  breakerKey: string;
+}
+
+export interface McpCallOutcome {
+  output: string;
+  /** Set when the call failed (transport error, timeout, or the tool's own `isError`). */
+  error: string | null;
+}
+
+/** Discovery and calls for MCP servers: the pool, the outbound guard and a circuit breaker per server. */
+export class McpService {
+  private readonly declaredPool: McpClientPool;
+  private readonly operatorPool: McpClientPool;
+  private readonly policy: OutboundPolicy;
+  private readonly breakers = new Map<string, CircuitBreaker>();
+
+  constructor(readonly config: McpConfig) {
+    this.policy = outboundPolicy(config.outbound);
+    this.declaredPool = new McpClientPool({ fetch: createGuardedFetch(this.policy), idleMs: config.idleSessionMs });
+    this.operatorPool = new McpClientPool({ fetch: globalThis.fetch, idleMs: config.idleSessionMs });
+  }
+
+  /** Resolves a declaration to a server; refuses URLs the outbound policy forbids (a 400 naming the param). */
+  resolve(decl: JsonObject, param: string): McpServerRef {
+    const label = decl.server_label as string;
+    const url = typeof decl.server_url === 'string' ? decl.server_url : undefined;
+    const operator = this.config.servers[label];
+    if (url === undefined) {
+      if (typeof decl.connector_id === 'string') {
+        throw new ToolDeclarationError(`MCP connectors are not available on this gateway ('${decl.connector_id}'); declare a server_url.`, `${param}.connector_id`, 'unsupported_connector');
+      }
+      if (!operator) throw new ToolDeclarationError(`Unknown MCP server_label '${label}': declare a server_url or ask the operator to configure it.`, `${param}.server_url`, 'missing_required_parameter');
+      return { label, param, declared: false, operator, endpoint: operatorEndpoint(label, operator), breakerKey: `operator:${label}` };
+    }
+    try {
+      checkOutboundUrl(url, this.policy);
+    } catch (err) {
+      if (err instanceof OutboundBlockedError) throw new ToolDeclarationError(err.message, `${param}.server_url`, 'mcp_server_url_not_allowed');
+      throw err;
+    }
+    const headers: Record<string, string> = {};
+    if (decl.headers && typeof decl.headers === 'object') for (const [k, v] of Object.entries(decl.headers as JsonObject)) if (typeof v === 'string') headers[k] = v;
+    if (typeof decl.authorization === 'string') headers.authorization = `Bearer ${decl.authorization}`;
+    return { label, param, declared: true, endpoint: { kind: 'http', url, headers, transport: 'auto' }, breakerKey: `url:${url}` };
+  }
+
+  /** `tools/list` (all pages). A server that cannot be listed fails the request, naming it (OpenAI answers 424). */
+  async listTools(server: McpServerRef, signal: AbortSignal): Promise<McpToolInfo[]> {
+    if (server.declared && server.endpoint.kind === 'http') {
+      try {
+        await resolveOutbound(new URL(server.endpoint.url), this.policy);
+      } catch (err) {
+        if (err instanceof OutboundBlockedError) throw new GatewayError(400, 'invalid_request_error', 'mcp_server_url_not_allowed', err.message, `${server.param}.server_url`);
+        throw listFailure(server, err);
+      }
+    }
+    const breaker = this.breaker(server);
+    if (!breaker.allow()) throw listFailure(server, new Error('the server has failed repeatedly; not contacting it for a while'));
+    try {
+      const tools = await this.pool(server).listTools(server.endpoint, signal, this.config.listTimeoutMs, this.config.maxToolsPerServer);
+      breaker.success();
+      return tools;
+    } catch (err) {
+      breaker.failure();
+      throw listFailure(server, err);
+    }
+  }
+
+  /** `tools/call` with a timeout and abort (the SDK sends `notifications/cancelled`). Failures become an error outcome, never a throw. */
+  async callTool(server: McpServerRef, name: string, args: JsonObject, signal: AbortSignal, timeoutMs: number): Promise<McpCallOutcome> {
+    const breaker = this.breaker(server);
+    if (!breaker.allow()) return { output: '', error: `MCP server '${server.label}' is failing repeatedly; the call was not attempted.` };
+    try {
+      const result = await this.pool(server).callTool(server.endpoint, name, args, signal, timeoutMs);
+      breaker.success();
+      const output = renderCallResult(result, this.config.maxOutputBytes);
+      return result.isError ? { output, error: output || 'the tool reported an error' } : { output, error: null };
+    } catch (err) {
+      if (!signal.aborted) breaker.failure();
+      return { output: '', error: `MCP call to '${server.label}' failed: ${describe(err)}` };
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.declaredPool.close(), this.operatorPool.close()]);
+  }
+
+  private pool(server: McpServerRef): McpClientPool {
+    return server.declared ? this.declaredPool : this.operatorPool;
+  }
+
+  private breaker(server: McpServerRef): CircuitBreaker {
+    let breaker = this.breakers.get(server.breakerKey);
+    if (!breaker) {
+      breaker = new CircuitBreaker(this.config.breaker.failures, this.config.breaker.cooldownMs);
+      this.breakers.set(server.breakerKey, breaker);
+    }
+    return breaker;
+  }
+}
+
+function operatorEndpoint(label: string, server: OperatorMcpServer): McpEndpoint {
+  if (server.command) return { kind: 'stdio', command: server.command, args: server.args ?? [], env: server.env, cwd: server.cwd };
+  if (!server.url) throw new Error(`mcp.servers.${label} needs a url or a command`);
+  return { kind: 'http', url: server.url, headers: server.headers ?? {}, transport: server.transport ?? 'auto' };
+}
+
+function listFailure(server: McpServerRef, err: unknown): GatewayError {
+  return new GatewayError(424, 'external_connector_error', 'mcp_list_tools_failed', `Error retrieving tool list from MCP server: '${server.label}'. ${describe(err)}`, server.param);
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    return cause instanceof Error && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
+  }
+  return String(err);
+}
