@@ -90,8 +90,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     config,
     simulator,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // stop accepting, drop idle keep-alive sockets, give running turns a moment, then cut the rest
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+      await closed;
+      clearTimeout(grace);
       await upstream.close();
       await mcp.close();
       await store.close();

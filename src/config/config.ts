@@ -21,6 +21,8 @@ export interface Config {
   port: number;
   dataDir: string;
   logLevel: string;
+  /** On shutdown, how long running requests may finish before their connections are cut. */
+  shutdownGraceMs: number;
   upstream: UpstreamConfig;
   limits: { maxBodyBytes: number };
   tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
@@ -32,6 +34,7 @@ export const DEFAULT_CONFIG: Config = {
   port: 8080,
   dataDir: './data',
   logLevel: 'info',
+  shutdownGraceMs: 5_000,
   upstream: {
     url: null,
     api: 'chat',

@@ -154,7 +154,11 @@ export class Engine {
         if (!acc.started && !signal.aborted) throw err;
         return this.fail(acc, turn, err, signal);
       }
-      if (!acc.started) acc.start();
+      if (!acc.started) {
+        // stored responses can be retrieved while they run (status in_progress)
+        if (turn.request.store) await this.saveQuietly(acc.response, turn);
+        acc.start();
+      }
       if (!startedTools) await startTools();
 
       const translator = new RoundTranslator(acc, turn.registry);
@@ -243,15 +247,17 @@ export class Engine {
 
   private async finish(acc: ResponseAccumulator, turn: PreparedTurn, state: TerminalState): Promise<ResponseObject> {
     const response = acc.settle(state, Math.floor(Date.now() / 1000));
-    if (turn.request.store) {
-      try {
-        await this.store.save({ response, inputItems: turn.inputItems });
-      } catch (err) {
-        this.log.error({ err, responseId: response.id }, 'storing the response failed');
-      }
-    }
+    if (turn.request.store) await this.saveQuietly(response, turn);
     acc.announceTerminal();
     return response;
+  }
+
+  private async saveQuietly(response: ResponseObject, turn: PreparedTurn): Promise<void> {
+    try {
+      await this.store.save({ response, inputItems: turn.inputItems });
+    } catch (err) {
+      this.log.error({ err, responseId: response.id }, 'storing the response failed');
+    }
   }
 }
 

@@ -36,6 +36,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
         host: '127.0.0.1',
         dataDir,
         logLevel: 'silent',
+        shutdownGraceMs: 200,
         ...options.config,
         upstream: { url: simulator.url, maxRetries: 1, retryBaseDelayMs: 10, ...options.config?.upstream },
         tools: { ...options.config?.tools },
