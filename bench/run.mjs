@@ -43,6 +43,12 @@ async function main() {
   const tmpRoot = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   const cleanupTmp = async () => rmSync(tmpRoot, { recursive: true, force: true });
   installCleanupHooks(cleanupTmp);
+  // hard bound: a hung server must not hang the benchmark
+  const watchdog = setTimeout(() => {
+    console.error('benchmark exceeded 6 minutes: stopping');
+    stopAll().finally(() => cleanupTmp().finally(() => process.exit(1)));
+  }, 6 * 60_000);
+  watchdog.unref();
   try {
     await run(tmpRoot);
   } finally {
@@ -274,6 +280,10 @@ async function measureMemory(gw, sim, n) {
     const rssAfter = rssKiB(gw.pid);
     await sleep(5000);
     const rssIdle = rssKiB(gw.pid);
+    // V8 does not collect an idle process: some ordinary traffic lets GC run, then read again
+    await ordinaryTraffic(gw.url, 3000, 8);
+    await sleep(2000);
+    const rssAfterTraffic = rssKiB(gw.pid);
     const out = {
       streamsRequested: n,
       streamsOpen: ok,
@@ -281,7 +291,7 @@ async function measureMemory(gw, sim, n) {
       failed: settledBeforeAbort - ok,
       stillWaitingAtTimeout: n - settledBeforeAbort,
       secondsToOpenAll: round(openMs / 1000, 2),
-      gatewayRssKiB: { before: rssBefore, during: rssDuring, afterAbort2s: rssAfter, afterAbort7s: rssIdle },
+      gatewayRssKiB: { before: rssBefore, during: rssDuring, afterAbort2s: rssAfter, afterAbort7s: rssIdle, afterTraffic: rssAfterTraffic },
       kibPerOpenStream: ok > 0 ? round((rssDuring - rssBefore) / ok, 1) : null,
       simulator: {
         activeWhileOpen: simDuring.active,
@@ -289,11 +299,30 @@ async function measureMemory(gw, sim, n) {
         activeAfterAbort: simAfter.active,
       },
     };
-    log(`   ${ok}/${n} streams open in ${out.secondsToOpenAll}s${timedOut ? ` (TIMED OUT: ${settledBeforeAbort - ok} failed, ${n - settledBeforeAbort} still waiting)` : ''}; gateway RSS ${rssBefore} → ${rssDuring} KiB (after abort: ${rssAfter} at 2 s, ${rssIdle} at 7 s); ${fmt(out.kibPerOpenStream, 1)} KiB/stream; simulator saw ${out.simulator.abortsSeen} aborts, ${simAfter.active} still active`);
+    log(`   ${ok}/${n} streams open in ${out.secondsToOpenAll}s${timedOut ? ` (TIMED OUT: ${settledBeforeAbort - ok} failed, ${n - settledBeforeAbort} still waiting)` : ''}; gateway RSS ${rssBefore} → ${rssDuring} KiB (after abort: ${rssAfter} at 2 s, ${rssIdle} at 7 s, ${rssAfterTraffic} after 3,000 more requests); ${fmt(out.kibPerOpenStream, 1)} KiB/stream; simulator saw ${out.simulator.abortsSeen} aborts, ${simAfter.active} still active`);
     return out;
   } finally {
     for (const ac of controllers) ac.abort();
     await pool.destroy().catch(() => {});
+  }
+}
+
+/** `total` ordinary streaming requests over `parallel` connections. */
+async function ordinaryTraffic(url, total, parallel) {
+  const pool = new Pool(url, { connections: parallel });
+  const body = JSON.stringify(BODIES.gatewayStreaming);
+  let left = total;
+  try {
+    await Promise.all(
+      Array.from({ length: parallel }, async () => {
+        while (left-- > 0) {
+          const res = await pool.request({ path: '/v1/responses', method: 'POST', headers: JSON_HEADERS, body });
+          await res.body.text();
+        }
+      }),
+    );
+  } finally {
+    await pool.close();
   }
 }
 
@@ -385,7 +414,7 @@ function printTables(results) {
   const tt = results.ttfb;
   log(`\nTTFB (streaming, c=1, n=${tt.n} each): direct ${fmt(tt.directMedianMs)} ms, gateway ${fmt(tt.gatewayMedianMs)} ms, added ${fmt(tt.addedMedianMs)} ms (medians)`);
   const m = results.memory;
-  log(`Memory: ${m.streamsOpen}/${m.streamsRequested} open streams; gateway RSS ${m.gatewayRssKiB.before} → ${m.gatewayRssKiB.during} KiB (after abort ${m.gatewayRssKiB.afterAbort2s} KiB at 2 s, ${m.gatewayRssKiB.afterAbort7s} KiB at 7 s) = ${fmt(m.kibPerOpenStream, 1)} KiB per stream; simulator saw ${m.simulator.abortsSeen} aborts`);
+  log(`Memory: ${m.streamsOpen}/${m.streamsRequested} open streams; gateway RSS ${m.gatewayRssKiB.before} → ${m.gatewayRssKiB.during} KiB (after abort: ${m.gatewayRssKiB.afterAbort2s} KiB at 2 s, ${m.gatewayRssKiB.afterAbort7s} KiB at 7 s, ${m.gatewayRssKiB.afterTraffic} KiB after 3,000 more requests) = ${fmt(m.kibPerOpenStream, 1)} KiB per stream; simulator saw ${m.simulator.abortsSeen} aborts`);
 
   log('\nTargets');
   table(['target', 'value', 'goal', 'result'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result]));

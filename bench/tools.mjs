@@ -206,6 +206,11 @@ async function benchRound() {
 }
 
 async function main() {
+  // hard bound: a hung gateway must not hang the benchmark (everything runs in this process)
+  setTimeout(() => {
+    console.error('tools benchmark exceeded 3 minutes: stopping');
+    process.exit(1);
+  }, 3 * 60_000).unref();
   log(`Switchyard tool benchmarks — node ${process.version}, ${cpus().length} CPUs`);
   const declare = benchDeclare();
   log(`\nDeclaring 1,000 tools (${declare.declarations} declarations: 700 functions, 100 custom/lark, 20 namespaces × 10)`);

@@ -8,14 +8,14 @@ import { McpService } from './mcp/service.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { SqliteResponseStore } from './store/sqlite.js';
 import type { ResponseStore } from './store/store.js';
-import type { DeclareContext } from './tools/handler.js';
+import type { DeclareContext, RequestContext } from './tools/handler.js';
 import type { GatewayExecution } from './tools/types.js';
 import { ChatCompletionsUpstream } from './upstream/chat-completions.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { ResponsesUpstream } from './upstream/responses.js';
 
 /** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
-export type ExecutionFactory = (declaration: JsonObject) => GatewayExecution | undefined;
+export type ExecutionFactory = (declaration: JsonObject, request: RequestContext) => GatewayExecution | undefined;
 
 export interface GatewayOptions {
   config: Config;
@@ -50,11 +50,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const upstream: UpstreamClient = config.upstream.api === 'responses' ? new ResponsesUpstream(upstreamOptions) : new ChatCompletionsUpstream(upstreamOptions, config.upstream.reasoningReplay);
   const store = options.store ?? new SqliteResponseStore(config.dataDir);
 
+  const executions: Record<string, ExecutionFactory> = { ...options.executions };
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const logged = new Set<string>();
   const declare: DeclareContext = {
-    executionFor: (type, declaration) => {
-      const execution = options.executions?.[type]?.(declaration);
+    executionFor: (type, declaration, request = { include: [] }) => {
+      const execution = executions[type]?.(declaration, request);
       if (!execution) return undefined;
       // the operator's per-type timeout wins over the executor's own default
       const timeoutMs = config.tools.timeoutsMs[type] ?? execution.timeoutMs ?? config.tools.defaultTimeoutMs;

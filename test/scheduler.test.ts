@@ -54,7 +54,7 @@ function call(id: string, e: RegistryEntry | undefined, args: Record<string, unk
   return { call: { callId: id, modelName: name, arguments: typeof args === 'string' ? args : JSON.stringify(args) }, entry: e };
 }
 
-const emitter: ItemEmitter = { add: () => 0, event: () => {}, done: () => {}, newId: (p) => `${p}_x` };
+const emitter: ItemEmitter = { add: () => 0, event: () => {}, done: () => {}, newId: (p) => `${p}_x`, registerSources: (s) => s.map((_, i) => i + 1) };
 
 describe('scheduler', () => {
   it('keeps at most max_concurrent_gateway_calls running (sliding window)', async () => {

@@ -5,6 +5,7 @@ import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import type { RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
 import type { ResponseAccumulator } from './accumulator.js';
+import { scanCitations, type CitationBook } from './citations.js';
 
 /**
  * Small stream-state objects, one per open public item, each with `push()` / `finish()`.
@@ -15,16 +16,36 @@ export class MessageStream {
   private readonly item: OutputMessageItem;
   private readonly outputIndex: number;
   private part: OutputTextPart | RefusalPart | null = null;
+  private citationScan = 0;
 
-  constructor(private readonly acc: ResponseAccumulator) {
+  /** With a citation book, `[n]` markers naming known sources become `url_citation` annotations. */
+  constructor(private readonly acc: ResponseAccumulator, private readonly citations?: CitationBook) {
     this.item = { type: 'message', id: newId(ID_PREFIX.message), status: 'in_progress', role: 'assistant', content: [] };
     this.outputIndex = acc.addItem(this.item);
   }
 
   pushText(delta: string): void {
     if (this.part?.type !== 'output_text') this.openPart({ type: 'output_text', text: '', annotations: [], logprobs: [] });
-    (this.part as OutputTextPart).text += delta;
-    this.acc.emit('response.output_text.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1, delta, logprobs: [] });
+    const part = this.part as OutputTextPart;
+    part.text += delta;
+    const contentIndex = this.item.content.length - 1;
+    this.acc.emit('response.output_text.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: contentIndex, delta, logprobs: [] });
+    if (this.citations && this.citations.size > 0) this.annotate(part, contentIndex);
+  }
+
+  private annotate(part: OutputTextPart, contentIndex: number): void {
+    const { annotations, next } = scanCitations(part.text, this.citationScan, this.citations!);
+    this.citationScan = next;
+    for (const annotation of annotations) {
+      part.annotations.push(annotation);
+      this.acc.emit('response.output_text.annotation.added', {
+        item_id: this.item.id,
+        output_index: this.outputIndex,
+        content_index: contentIndex,
+        annotation_index: part.annotations.length - 1,
+        annotation,
+      });
+    }
   }
 
   pushRefusal(delta: string): void {
@@ -48,6 +69,7 @@ export class MessageStream {
 
   private openPart(part: OutputTextPart | RefusalPart): void {
     this.closePart();
+    this.citationScan = 0;
     // the part object is announced empty, then filled by deltas
     this.item.content.push(part);
     this.part = part;

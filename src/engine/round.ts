@@ -2,6 +2,7 @@ import type { FinishReason, ModelItem, RawEvent } from '../protocol/model.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelCall, RegistryEntry } from '../tools/types.js';
 import type { ResponseAccumulator } from './accumulator.js';
+import type { CitationBook } from './citations.js';
 import { CustomToolCallStream, FunctionCallStream, MessageStream, ReasoningStream, emitToolSearchCall } from './item-streams.js';
 
 /** A call the gateway answers itself (gateway-owned, or a name the registry does not know). */
@@ -47,6 +48,7 @@ export class RoundTranslator {
   constructor(
     private readonly acc: ResponseAccumulator,
     private readonly registry: ToolRegistry,
+    private readonly citations?: CitationBook,
   ) {}
 
   get sawFinish(): boolean {
@@ -131,7 +133,7 @@ export class RoundTranslator {
   }
 
   private openMessage(): MessageStream {
-    return (this.message ??= new MessageStream(this.acc));
+    return (this.message ??= new MessageStream(this.acc, this.citations));
   }
 
   private closeMessage(status: 'completed' | 'incomplete' = 'completed'): void {

@@ -1,14 +1,11 @@
 import type { JsonObject } from '../protocol/responses.js';
-import type { GatewayInvocation, ItemEmitter, ToolOutcome } from '../tools/types.js';
+import { ToolTimeoutError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
 import type { PendingGatewayCall } from './round.js';
 
 export interface SchedulerOptions {
   /** Sliding window: at most this many gateway calls run at once. */
   maxConcurrent: number;
 }
-
-/** Thrown inside a slot when its per-call timeout fires. */
-export class ToolTimeoutError extends Error {}
 
 /**
  * Runs one round's gateway calls (architecture.md §4): one slot per call in model call order,
@@ -39,7 +36,7 @@ export async function runGatewayCalls(
     const invocation = { call: pending.call, entry, args: parseArguments(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
     const state = execution.begin(invocation, emitter);
     return async () => {
-      const outcome = await runOne(execution.run.bind(execution), { ...invocation, signal }, execution.timeoutMs, signal);
+      const outcome = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: emitter }, execution.timeoutMs, signal);
       outcomes[i] = outcome;
       execution.end(invocation, outcome, emitter, state);
     };
@@ -94,14 +91,14 @@ async function runOne(
       stopped,
     ]);
   } finally {
+    // no abort after a call finished: protocols such as MCP would send a needless cancellation
     clearTimeout(timer);
     parent.removeEventListener('abort', onParentAbort);
-    if (!controller.signal.aborted) controller.abort();
   }
 }
 
 /** Calls answered without running anything: unknown names, unconfigured tools, bad arguments. */
-function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; invocation?: Omit<GatewayInvocation, 'signal'> } | null {
+function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; invocation?: PlannedInvocation } | null {
   const { call, entry } = pending;
   if (!entry) {
     return { outcome: { output: `Error: unknown tool '${call.modelName}'. Use only the tools you were given.`, isError: true } };

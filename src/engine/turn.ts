@@ -9,6 +9,7 @@ import { approvalDigest, resolveApprovals, type ApprovedCall } from './approvals
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
+import { CitationBook } from './citations.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
@@ -80,10 +81,11 @@ export class Engine {
     let registry: ToolRegistry;
     let choice;
     let preludeItems: Item[];
+    const declare = { ...this.declare, request: { include: request.include } };
     try {
-      preludeItems = await discoverTools(request.tools, { ...this.declare, priorListings: latestListings(history, inputItems), signal });
-      registry = registerTools(request.tools, this.declare);
-      loadSearchedTools(inputItems, registry, this.declare);
+      preludeItems = await discoverTools(request.tools, { ...declare, priorListings: latestListings(history, inputItems), signal });
+      registry = registerTools(request.tools, declare);
+      loadSearchedTools(inputItems, registry, declare);
       choice = resolveToolChoice(request.toolChoice, registry);
     } catch (err) {
       if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
@@ -93,7 +95,8 @@ export class Engine {
 
     const conversation: ModelItem[] = [];
     if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
-    conversation.push(...toModelItems(history, registry), ...toModelItems(inputItems, registry));
+    // one pass over history and input: an approval request (history) pairs with its answer (input)
+    conversation.push(...toModelItems([...history, ...inputItems], registry));
 
     return {
       request,
@@ -125,7 +128,8 @@ export class Engine {
     const response = newResponseObject(newId(ID_PREFIX.response), Math.floor(Date.now() / 1000), turn.request);
     const acc = new ResponseAccumulator(response, sink);
     const conversation = [...turn.conversation];
-    const emitter = itemEmitter(acc);
+    const citations = new CitationBook();
+    const emitter = itemEmitter(acc, citations);
     let gatewayCallsMade = 0;
     let startedTools = false;
     /** Once the response has started: the discovered lists, then the calls the client approved. */
@@ -138,6 +142,13 @@ export class Engine {
       gatewayCallsMade += calls.length;
       calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
     };
+
+    // Approved calls must have run before the model is asked again: their results are part of
+    // round 0's request, so the response starts before the upstream is contacted.
+    if (turn.approvedCalls.length > 0) {
+      await this.begin(acc, turn);
+      await startTools();
+    }
 
     for (let round = 0; ; round++) {
       const request: ModelRequest = {
@@ -154,14 +165,10 @@ export class Engine {
         if (!acc.started && !signal.aborted) throw err;
         return this.fail(acc, turn, err, signal);
       }
-      if (!acc.started) {
-        // stored responses can be retrieved while they run (status in_progress)
-        if (turn.request.store) await this.saveQuietly(acc.response, turn);
-        acc.start();
-      }
+      if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
-      const translator = new RoundTranslator(acc, turn.registry);
+      const translator = new RoundTranslator(acc, turn.registry, citations);
       try {
         for await (const batch of batches) {
           for (const event of batch) {
@@ -225,6 +232,12 @@ export class Engine {
     }
   }
 
+  /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
+  private async begin(acc: ResponseAccumulator, turn: PreparedTurn): Promise<void> {
+    if (turn.request.store) await this.saveQuietly(acc.response, turn);
+    acc.start();
+  }
+
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
   private async recordApprovalRequests(acc: ResponseAccumulator, count: number): Promise<void> {
     const output = acc.response.output;
@@ -286,8 +299,9 @@ function parseObject(text: string): JsonObject | undefined {
   }
 }
 
-function itemEmitter(acc: ResponseAccumulator): ItemEmitter {
+function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmitter {
   return {
+    registerSources: (sources) => citations.register(sources),
     add: (item) => acc.addItem(item),
     event: (type, outputIndex, fields) => acc.emit(type, { item_id: acc.response.output[outputIndex].id, output_index: outputIndex, ...fields }),
     done: (outputIndex, item) => acc.doneItem(outputIndex, item),

@@ -33,6 +33,11 @@ export class CircuitBreaker {
     if (this.failures >= this.threshold) this.openUntil = this.now() + this.cooldownMs;
   }
 
+  /** The call ended without telling anything about the server's health (e.g. the client left). */
+  release(): void {
+    this.trialInFlight = false;
+  }
+
   get open(): boolean {
     return this.failures >= this.threshold && this.now() < this.openUntil;
   }

@@ -1,5 +1,5 @@
 import { ID_PREFIX, type JsonObject } from '../protocol/responses.js';
-import type { GatewayExecution, GatewayInvocation, ItemEmitter } from '../tools/types.js';
+import type { GatewayExecution, ItemEmitter, PlannedInvocation } from '../tools/types.js';
 import { needsApproval, type ToolTraits } from './filters.js';
 import type { McpServerRef, McpService } from './service.js';
 
@@ -15,7 +15,7 @@ interface McpCallState {
  * requests where `require_approval` asks for them.
  */
 export function mcpExecution(service: McpService, server: McpServerRef, requireApproval: unknown, traits: ReadonlyMap<string, ToolTraits>, timeoutMs: number): GatewayExecution {
-  const toolName = (inv: Omit<GatewayInvocation, 'signal'>) => inv.entry.identity.name;
+  const toolName = (inv: PlannedInvocation) => inv.entry.identity.name;
   return {
     parallelSafe: server.operator?.parallelSafe ?? true,
     timeoutMs,

@@ -8,7 +8,7 @@ export interface ToolTraits {
 
 /** `{tool_names?, read_only?}`: matches when every given criterion matches. */
 function matchesFilter(filter: JsonObject, tool: ToolTraits): boolean {
-  const names = filter.tool_names;
+  const names = filter.tool_names ?? undefined;
   if (Array.isArray(names) && !names.includes(tool.name)) return false;
   if (typeof filter.read_only === 'boolean' && filter.read_only !== tool.readOnly) return false;
   return Array.isArray(names) || typeof filter.read_only === 'boolean';
@@ -23,7 +23,7 @@ export function isAllowed(allowedTools: unknown, tool: ToolTraits): boolean {
   if (Array.isArray(allowedTools)) return allowedTools.includes(tool.name);
   if (typeof allowedTools === 'object') {
     const filter = allowedTools as JsonObject;
-    if (filter.tool_names === undefined && filter.read_only === undefined) return true;
+    if ((filter.tool_names ?? undefined) === undefined && (filter.read_only ?? undefined) === undefined) return true;
     return matchesFilter(filter, tool);
   }
   return false;
@@ -38,6 +38,8 @@ export function needsApproval(requireApproval: unknown, tool: ToolTraits): boole
   if (requireApproval === undefined || requireApproval === null || requireApproval === 'always') return true;
   if (typeof requireApproval === 'object') {
     const policy = requireApproval as JsonObject;
+    // `always` wins over `never`: a tool named for approval is never run silently
+    if (policy.always && typeof policy.always === 'object' && matchesFilter(policy.always as JsonObject, tool)) return true;
     if (policy.never && typeof policy.never === 'object' && matchesFilter(policy.never as JsonObject, tool)) return false;
     return true;
   }

@@ -1,7 +1,8 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, outboundPolicy, resolveOutbound, type OutboundPolicy } from '../net/outbound-guard.js';
 import type { JsonObject } from '../protocol/responses.js';
-import { ToolDeclarationError } from '../tools/types.js';
+import { ToolDeclarationError, ToolTimeoutError } from '../tools/types.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { McpClientPool, type McpEndpoint, type McpToolInfo } from './pool.js';
 import { renderCallResult } from './render.js';
@@ -133,7 +134,7 @@ export class McpService {
       const output = renderCallResult(result, this.config.maxOutputBytes);
       return result.isError ? { output, error: output || 'the tool reported an error' } : { output, error: null };
     } catch (err) {
-      if (!signal.aborted) breaker.failure();
+      recordHealth(breaker, err, signal);
       return { output: '', error: `MCP call to '${server.label}' failed: ${describe(err)}` };
     }
   }
@@ -154,6 +155,20 @@ export class McpService {
     }
     return breaker;
   }
+}
+
+/**
+ * Only the server's health moves the breaker: transport failures and timeouts count against it;
+ * a JSON-RPC error is an answer (the server is up); a client going away says nothing.
+ */
+function recordHealth(breaker: CircuitBreaker, err: unknown, signal: AbortSignal): void {
+  if (signal.aborted) {
+    if (signal.reason instanceof ToolTimeoutError) breaker.failure();
+    else breaker.release();
+    return;
+  }
+  if (err instanceof McpError && err.code !== ErrorCode.RequestTimeout && err.code !== ErrorCode.ConnectionClosed) breaker.success();
+  else breaker.failure();
 }
 
 function operatorEndpoint(label: string, server: OperatorMcpServer): McpEndpoint {

@@ -2,10 +2,18 @@ import type { McpService } from '../mcp/service.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { GatewayExecution, RegistryEntry } from './types.js';
 
+/** What an execution side may know of the request it serves. */
+export interface RequestContext {
+  /** The request's `include` list (e.g. `web_search_call.action.sources`). */
+  include: readonly string[];
+}
+
 /** What declaration-side handlers may ask of the gateway. */
 export interface DeclareContext {
   /** The execution side configured for a gateway tool type, if any. */
-  executionFor(toolType: string, declaration: JsonObject): GatewayExecution | undefined;
+  executionFor(toolType: string, declaration: JsonObject, request?: RequestContext): GatewayExecution | undefined;
+  /** The request being served (absent outside a request, e.g. in benchmarks). */
+  request?: RequestContext;
   /** Logs a message once per process (e.g. "web_search omitted: no provider configured"). */
   logOnce(key: string, message: string): void;
   /** MCP discovery and calls; absent = MCP is not available on this gateway. */

@@ -53,6 +53,8 @@ export interface ItemEmitter {
   event(type: string, outputIndex: number, fields?: Record<string, unknown>): void;
   done(outputIndex: number, item: Item): void;
   newId(prefix: string): string;
+  /** Numbers sources for citation (`[n]` in the answer becomes a `url_citation`). */
+  registerSources(sources: ReadonlyArray<{ url: string; title: string }>): number[];
 }
 
 /** One running gateway call, as seen by its handler. */
@@ -64,7 +66,12 @@ export interface GatewayInvocation {
   signal: AbortSignal;
   /** Set when the call runs because the client approved it (MCP approvals). */
   approvalRequestId?: string;
+  /** The turn's public output (e.g. to number sources for citation). */
+  emit: ItemEmitter;
 }
+
+/** A call as planned before it runs (no signal yet). */
+export type PlannedInvocation = Omit<GatewayInvocation, 'signal' | 'emit'>;
 
 /**
  * The execution side of a gateway-owned tool type: it runs a call and projects it into its own
@@ -76,14 +83,14 @@ export interface GatewayExecution {
   /** Per-call timeout in ms. */
   timeoutMs: number;
   /** Opens the public item (in_progress). Returns state handed to `end`. */
-  begin(invocation: Omit<GatewayInvocation, 'signal'>, emit: ItemEmitter): unknown;
+  begin(invocation: PlannedInvocation, emit: ItemEmitter): unknown;
   run(invocation: GatewayInvocation): Promise<ToolOutcome>;
   /** Closes the public item with the outcome (also called with an error outcome on timeout/throw). */
-  end(invocation: Omit<GatewayInvocation, 'signal'>, outcome: ToolOutcome, emit: ItemEmitter, state: unknown): void;
+  end(invocation: PlannedInvocation, outcome: ToolOutcome, emit: ItemEmitter, state: unknown): void;
   /** Whether the client must approve this call before it runs (MCP `require_approval`). */
-  requiresApproval?(invocation: Omit<GatewayInvocation, 'signal'>): boolean;
+  requiresApproval?(invocation: PlannedInvocation): boolean;
   /** Projects the approval request; the turn then ends and waits for the client's answer. */
-  requestApproval?(invocation: Omit<GatewayInvocation, 'signal'>, emit: ItemEmitter): void;
+  requestApproval?(invocation: PlannedInvocation, emit: ItemEmitter): void;
 }
 
 export class ToolDeclarationError extends Error {
@@ -91,3 +98,6 @@ export class ToolDeclarationError extends Error {
     super(message);
   }
 }
+
+/** The abort reason a call's signal carries when its per-call timeout fired. */
+export class ToolTimeoutError extends Error {}

@@ -20,7 +20,7 @@ export function hostedToolHandler<D extends JsonObject>(spec: {
     owner: 'gateway',
     parse: spec.parse,
     normalize(decl, param, ctx): RegistryEntry[] {
-      const execution = ctx.executionFor(spec.executionType, decl);
+      const execution = ctx.executionFor(spec.executionType, decl, ctx.request);
       if (!execution) {
         ctx.logOnce(spec.executionType, `${spec.executionType} omitted from the model: no executor configured`);
         return [];

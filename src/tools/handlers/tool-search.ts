@@ -43,7 +43,7 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
     if (decl.execution === 'client') {
       return [{ modelName: TOOL_SEARCH_NAME, fn, shape: 'tool_search', identity: { type: 'tool_search', name: TOOL_SEARCH_NAME }, owner: 'client', declaredAt: param }];
     }
-    const execution = ctx.executionFor('tool_search', decl as unknown as JsonObject);
+    const execution = ctx.executionFor('tool_search', decl as unknown as JsonObject, ctx.request);
     if (!execution) {
       ctx.logOnce('tool_search', 'tool_search (server execution) omitted from the model: no executor configured');
       return [];

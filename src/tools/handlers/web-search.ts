@@ -4,6 +4,9 @@ import { hostedToolHandler } from './hosted.js';
 
 const CONTEXT_SIZES = new Set(['low', 'medium', 'high']);
 
+/** Model-visible functions of `web_search`: search, open a page, find text in a page. */
+export const WEB_SEARCH_FUNCTIONS = { search: 'web_search', openPage: 'open_page', findInPage: 'find_in_page' } as const;
+
 export const webSearchHandler = hostedToolHandler({
   types: ['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11'],
   executionType: 'web_search',
@@ -23,9 +26,24 @@ export const webSearchHandler = hostedToolHandler({
   },
   functions: () => [
     {
-      name: 'web_search',
-      description: 'Search the web. Returns numbered sources with title, URL and snippet; cite them as [n].',
+      name: WEB_SEARCH_FUNCTIONS.search,
+      description: 'Search the web. Returns numbered sources [n] with title, URL and snippet. Cite the sources you use in your answer as [n].',
       parameters: { type: 'object', properties: { query: { type: 'string', description: 'The search query.' } }, required: ['query'], additionalProperties: false },
+    },
+    {
+      name: WEB_SEARCH_FUNCTIONS.openPage,
+      description: 'Open a web page (usually one from the search results) and read its text. Cite it as [n].',
+      parameters: { type: 'object', properties: { url: { type: 'string', description: 'The absolute URL to open.' } }, required: ['url'], additionalProperties: false },
+    },
+    {
+      name: WEB_SEARCH_FUNCTIONS.findInPage,
+      description: 'Find a piece of text in a web page and return the passages around each match.',
+      parameters: {
+        type: 'object',
+        properties: { url: { type: 'string', description: 'The page URL.' }, pattern: { type: 'string', description: 'The text to look for (not a regex).' } },
+        required: ['url', 'pattern'],
+        additionalProperties: false,
+      },
     },
   ],
 });
