@@ -6,7 +6,8 @@
 //
 // Knobs (environment): BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_TTFB_N (500),
 // BENCH_STREAMS (1000), BENCH_UPSTREAM_CONNECTIONS (1100; "default" = the gateway's default),
-// BENCH_ONLY (comma list of load,ttfb,memory; default all — partial runs skip the targets).
+// BENCH_ONLY (comma list of load,ttfb,memory; default all — partial runs skip the targets),
+// BENCH_RESULTS (output path; default bench/results.json).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +26,7 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const UPSTREAM_CONNECTIONS = process.env.BENCH_UPSTREAM_CONNECTIONS ?? '1100';
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'load,ttfb,memory').split(',').map((x) => x.trim()));
 const FULL = ONLY.has('load') && ONLY.has('ttfb') && ONLY.has('memory');
-const RESULTS_FILE = fileURLToPath(new URL('./results.json', import.meta.url));
+const RESULTS_FILE = process.env.BENCH_RESULTS ?? fileURLToPath(new URL('./results.json', import.meta.url));
 
 const MODEL = 'switchyard-sim';
 const BODIES = {

@@ -5,6 +5,7 @@ import { Engine } from './engine/turn.js';
 import { createHttpServer } from './http/server.js';
 import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
+import { setUpWebSearch } from './search/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { SqliteResponseStore } from './store/sqlite.js';
 import type { ResponseStore } from './store/store.js';
@@ -52,6 +53,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const executions: Record<string, ExecutionFactory> = { ...options.executions };
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
+  const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
+  if (webSearch && !executions.web_search) executions.web_search = webSearch;
   const logged = new Set<string>();
   const declare: DeclareContext = {
     executionFor: (type, declaration, request = { include: [] }) => {

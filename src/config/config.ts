@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
+import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../search/setup.js';
 
 export interface UpstreamConfig {
   /** Base URL including `/v1`; null = the built-in simulated model. */
@@ -27,6 +28,7 @@ export interface Config {
   limits: { maxBodyBytes: number };
   tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
   mcp: McpConfig;
+  webSearch: WebSearchSettings;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -49,6 +51,7 @@ export const DEFAULT_CONFIG: Config = {
   limits: { maxBodyBytes: 32 * 1024 * 1024 },
   tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {} },
   mcp: DEFAULT_MCP_CONFIG,
+  webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
@@ -62,6 +65,9 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_UPSTREAM_URL: { path: ['upstream', 'url'], type: 'string' },
   SWITCHYARD_UPSTREAM_API: { path: ['upstream', 'api'], type: 'string' },
   SWITCHYARD_UPSTREAM_API_KEY: { path: ['upstream', 'apiKey'], type: 'string' },
+  SWITCHYARD_WEB_SEARCH_PROVIDER: { path: ['webSearch', 'provider'], type: 'string' },
+  SWITCHYARD_WEB_SEARCH_URL: { path: ['webSearch', 'baseUrl'], type: 'string' },
+  SWITCHYARD_WEB_SEARCH_API_KEY: { path: ['webSearch', 'apiKey'], type: 'string' },
   SWITCHYARD_MAX_TOOL_ROUNDS: { path: ['tools', 'maxToolRounds'], type: 'number' },
   SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
 };
