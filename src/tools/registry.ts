@@ -214,7 +214,10 @@ export function resolveToolChoice(choice: unknown, registry: ToolRegistry): Reso
     default: {
       const hosted = HOSTED_CHOICE_TYPES[choice.type];
       if (!hosted) throw new ToolDeclarationError(`Invalid 'tool_choice.type': '${choice.type}'.`, 'tool_choice.type', 'invalid_value');
-      return requireAmong(pick((e) => e.identity.type === hosted, `tool type '${choice.type}'`));
+      const entries = pick((e) => e.identity.type === hosted, `tool type '${choice.type}'`);
+      // forcing web_search means searching: its primary function, not open_page or find_in_page
+      const primary = entries.find((e) => e.modelName === hosted);
+      return primary ? forceOne(primary) : requireAmong(entries);
     }
   }
 }
