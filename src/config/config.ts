@@ -12,6 +12,7 @@ export interface UpstreamConfig {
   idleTimeoutMs: number;
   maxRetries: number;
   retryBaseDelayMs: number;
+  /** Most upstream connections at once; 0 = no limit (one per open stream). */
   connections: number;
   /** Send earlier reasoning back to the model, under which field (interleaved thinking). */
   reasoningReplay: 'none' | 'reasoning' | 'reasoning_content';
@@ -45,7 +46,7 @@ export const DEFAULT_CONFIG: Config = {
     idleTimeoutMs: 120_000,
     maxRetries: 2,
     retryBaseDelayMs: 100,
-    connections: 512,
+    connections: 0,
     reasoningReplay: 'none',
   },
   limits: { maxBodyBytes: 32 * 1024 * 1024 },

@@ -1,10 +1,11 @@
-import type { Item, ResponseObject, ResponseStatus, StreamEvent, Usage } from '../protocol/responses.js';
+import type { Item, ResponseObject, ResponseStatus, Usage } from '../protocol/responses.js';
 
 /**
- * Receives every public event in order. Streaming writes them out; blocking passes none.
- * Events reference live state: a sink must serialize (or copy) them before returning.
+ * Receives every public event in order, already serialized (`{"type":…,"sequence_number":…,…}`):
+ * serializing once here lets identical payloads be shared. Streaming writes them out; blocking
+ * passes no sink and nothing is serialized.
  */
-export type EventSink = (event: StreamEvent) => void;
+export type EventSink = (type: string, json: string) => void;
 
 export interface TerminalState {
   status: Extract<ResponseStatus, 'completed' | 'incomplete' | 'failed' | 'cancelled'>;
@@ -52,13 +53,25 @@ export class ResponseAccumulator {
       this.sequence++;
       return;
     }
-    const event = { type, sequence_number: this.sequence++, ...payload } as StreamEvent;
-    this.sink(event);
+    this.emitSerialized(type, JSON.stringify(payload));
+  }
+
+  /** `payloadJson` is the payload object's JSON (`{…}`); type and sequence number go in front. */
+  private emitSerialized(type: string, payloadJson: string): void {
+    const sequence = this.sequence++;
+    const rest = payloadJson.length > 2 ? `,${payloadJson.slice(1)}` : '}';
+    this.sink!(type, `{"type":"${type}","sequence_number":${sequence}${rest}`);
   }
 
   start(): void {
-    this.emit('response.created', { response: this.response });
-    this.emit('response.in_progress', { response: this.response });
+    if (this.sink === null) {
+      this.sequence += 2;
+      return;
+    }
+    // created and in_progress carry the same snapshot: serialize it once
+    const payload = `{"response":${JSON.stringify(this.response)}}`;
+    this.emitSerialized('response.created', payload);
+    this.emitSerialized('response.in_progress', payload);
   }
 
   addUsage(input: number, output: number, cached: number, reasoning: number): void {

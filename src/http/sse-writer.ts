@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import { encodeSseEvent } from '../protocol/sse.js';
-import type { StreamEvent } from '../protocol/responses.js';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -20,11 +19,24 @@ export class SseWriter {
     return this.opened;
   }
 
-  readonly write = (event: StreamEvent): void => {
+  readonly write = (type: string, json: string): void => {
     if (!this.opened) this.open();
     if (this.res.destroyed) return;
-    this.res.write(encodeSseEvent(event.type, JSON.stringify(event)));
+    // events emitted in one tick (one upstream chunk's worth) leave in one syscall
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(this.uncork);
+    }
+    this.res.write(encodeSseEvent(type, json));
     this.lastWrite = Date.now();
+  };
+
+  private corked = false;
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.res.uncork();
   };
 
   /** Resolves once the socket buffer has drained (immediately when it is not full). */
@@ -53,7 +65,6 @@ export class SseWriter {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
-    this.res.flushHeaders();
     this.keepalive = setInterval(() => {
       if (Date.now() - this.lastWrite >= KEEPALIVE_MS && !this.res.destroyed) this.res.write(': keepalive\n\n');
     }, KEEPALIVE_MS);

@@ -26,15 +26,16 @@ export class SseEventTooLargeError extends Error {
 
 const LF = 0x0a;
 const CR = 0x0d;
-const decoder = new TextDecoder();
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Incremental SSE parser working on bytes, so a multi-byte UTF-8 character split across
  * chunks is never decoded in halves. Accepts LF, CR and CRLF line endings, comments and
  * the `event`/`data` fields; `id` and `retry` are ignored (no upstream we speak uses them).
+ * Lines are found with native `indexOf` and decoded straight from the chunk (the hot path).
  */
 export class SseParser {
-  private pending: Uint8Array = new Uint8Array(0);
+  private pending: Buffer = EMPTY;
   private eventType: string | undefined;
   private dataLines: string[] = [];
   private eventBytes = 0;
@@ -45,34 +46,34 @@ export class SseParser {
   /** Feed bytes; returns the events completed by them. */
   push(chunk: Uint8Array): SseMessage[] {
     const out: SseMessage[] = [];
-    let buf = chunk;
-    if (this.pending.length > 0) {
-      buf = new Uint8Array(this.pending.length + chunk.length);
-      buf.set(this.pending, 0);
-      buf.set(chunk, this.pending.length);
-    }
+    let buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (this.pending.length > 0) buf = Buffer.concat([this.pending, buf]);
     let start = 0;
-    for (let i = 0; i < buf.length; i++) {
-      const byte = buf[i];
-      if (byte !== LF && byte !== CR) continue;
-      if (byte === LF && this.skipLeadingLf && i === start) {
-        // second half of a CRLF split across chunks
-        this.skipLeadingLf = false;
-        start = i + 1;
-        continue;
-      }
+    if (this.skipLeadingLf && buf.length > 0) {
+      // second half of a CRLF split across chunks
+      if (buf[0] === LF) start = 1;
       this.skipLeadingLf = false;
-      this.processLine(buf.subarray(start, i), out);
-      if (byte === CR) {
-        if (i + 1 < buf.length) {
-          if (buf[i + 1] === LF) i++;
-        } else {
-          this.skipLeadingLf = true;
+    }
+    const hasCr = buf.indexOf(CR, start) !== -1;
+    while (start < buf.length) {
+      let end = buf.indexOf(LF, start);
+      let next = end + 1;
+      if (hasCr) {
+        const cr = buf.indexOf(CR, start);
+        if (cr !== -1 && (end === -1 || cr < end)) {
+          end = cr;
+          if (cr + 1 < buf.length) next = buf[cr + 1] === LF ? cr + 2 : cr + 1;
+          else {
+            next = cr + 1;
+            this.skipLeadingLf = true;
+          }
         }
       }
-      start = i + 1;
+      if (end === -1) break;
+      this.processLine(buf, start, end, out);
+      start = next;
     }
-    this.pending = start < buf.length ? buf.slice(start) : new Uint8Array(0);
+    this.pending = start < buf.length ? Buffer.from(buf.subarray(start)) : EMPTY;
     if (this.pending.length + this.eventBytes > this.maxEventBytes) {
       throw new SseEventTooLargeError(this.maxEventBytes);
     }
@@ -83,30 +84,30 @@ export class SseParser {
   finish(): SseMessage[] {
     const out: SseMessage[] = [];
     if (this.pending.length > 0) {
-      this.processLine(this.pending, out);
-      this.pending = new Uint8Array(0);
+      this.processLine(this.pending, 0, this.pending.length, out);
+      this.pending = EMPTY;
     }
     this.dispatch(out);
     return out;
   }
 
-  private processLine(line: Uint8Array, out: SseMessage[]): void {
-    if (line.length === 0) {
+  private processLine(buf: Buffer, start: number, end: number, out: SseMessage[]): void {
+    if (end === start) {
       this.dispatch(out);
       return;
     }
-    if (line[0] === 0x3a /* ':' comment */) return;
-    const text = decoder.decode(line);
-    const colon = text.indexOf(':');
-    const field = colon === -1 ? text : text.slice(0, colon);
-    let value = colon === -1 ? '' : text.slice(colon + 1);
-    if (value.charCodeAt(0) === 0x20) value = value.slice(1);
+    if (buf[start] === 0x3a /* ':' comment */) return;
+    let colon = buf.indexOf(0x3a, start);
+    if (colon === -1 || colon > end) colon = end;
+    const field = buf.toString('latin1', start, colon);
+    let valueStart = colon + 1;
+    if (valueStart < end && buf[valueStart] === 0x20) valueStart++;
     if (field === 'data') {
-      this.dataLines.push(value);
-      this.eventBytes += line.length;
+      this.dataLines.push(valueStart >= end ? '' : buf.toString('utf8', valueStart, end));
+      this.eventBytes += end - start;
       if (this.eventBytes > this.maxEventBytes) throw new SseEventTooLargeError(this.maxEventBytes);
     } else if (field === 'event') {
-      this.eventType = value;
+      this.eventType = valueStart >= end ? '' : buf.toString('utf8', valueStart, end);
     }
   }
 

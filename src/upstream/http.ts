@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { RawEvent } from '../protocol/model.js';
 import { SseParser } from '../protocol/sse.js';
 import type { UpstreamOptions } from './client.js';
-
-type ResponseData = Dispatcher.ResponseData;
+import { UpstreamExchange, type ExchangeStart } from './exchange.js';
 
 /**
  * HTTP transport shared by the dialects: an undici pool with keep-alive, retries with backoff
@@ -21,7 +20,8 @@ export class UpstreamTransport {
     const url = new URL(options.baseUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.pool = new Pool(url.origin, {
-      connections: options.connections,
+      // null = unlimited: every open stream needs its own upstream connection (HTTP/1.1)
+      connections: options.connections > 0 ? options.connections : null,
       pipelining: 1,
       keepAliveTimeout: 30_000,
       connect: { timeout: options.connectTimeoutMs },
@@ -32,13 +32,19 @@ export class UpstreamTransport {
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
   }
 
-  /** POSTs JSON and returns the accepted (2xx) response, retrying only what is safe to retry. */
-  async post(path: string, body: string, signal: AbortSignal): Promise<ResponseData> {
+  /** POSTs JSON and returns the accepted (2xx) exchange, retrying only what is safe to retry. */
+  async post(path: string, body: string, signal: AbortSignal): Promise<UpstreamExchange> {
     for (let attempt = 0; ; attempt++) {
-      let response: ResponseData;
+      if (signal.aborted) throw abortedError();
+      const exchange = new UpstreamExchange();
+      const onAbort = () => exchange.abort(new Error('client disconnected'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      let start: ExchangeStart;
       try {
-        response = await this.pool.request({ path: this.basePath + path, method: 'POST', headers: this.headers, body, signal });
+        this.pool.dispatch({ path: this.basePath + path, method: 'POST', headers: this.headers, body }, exchange);
+        start = await exchange.started;
       } catch (err) {
+        signal.removeEventListener('abort', onAbort);
         if (signal.aborted) throw abortedError();
         const failure = connectionError(err, this.options);
         if (attempt < this.options.maxRetries && failure.retryable) {
@@ -47,10 +53,14 @@ export class UpstreamTransport {
         }
         throw failure;
       }
-      if (response.statusCode < 300) return response;
-      const text = await response.body.text().catch(() => '');
-      const failure = statusError(response.statusCode, text);
-      if (attempt < this.options.maxRetries && response.statusCode >= 500) {
+      if (start.ok) {
+        // the stream's reader takes over abort handling
+        signal.removeEventListener('abort', onAbort);
+        return exchange;
+      }
+      signal.removeEventListener('abort', onAbort);
+      const failure = statusError(start.status, start.body);
+      if (attempt < this.options.maxRetries && start.status >= 500) {
         await this.backoff(attempt, signal);
         continue;
       }
@@ -58,15 +68,17 @@ export class UpstreamTransport {
     }
   }
 
-  /** Parsed SSE `data` payloads of an accepted streaming response, decoded by `decode`. */
-  async *events(response: ResponseData, decode: (data: string, out: RawEvent[]) => void, signal: AbortSignal): AsyncGenerator<RawEvent[]> {
+  /** Parsed SSE `data` payloads of an accepted streaming exchange, decoded by `decode`. */
+  async *events(exchange: UpstreamExchange, decode: (data: string, out: RawEvent[]) => void, signal: AbortSignal): AsyncGenerator<RawEvent[]> {
     const parser = new SseParser();
-    const body = response.body;
-    let firstTimer: NodeJS.Timeout | undefined = setTimeout(() => body.destroy(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
-    const onAbort = () => body.destroy();
+    let firstTimer: NodeJS.Timeout | undefined = setTimeout(() => exchange.abort(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
+    const onAbort = () => exchange.abort(new Error('client disconnected'));
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
+      for (;;) {
+        const next = exchange.next();
+        const chunk = next instanceof Promise ? await next : next;
+        if (chunk === null) break;
         if (firstTimer) {
           clearTimeout(firstTimer);
           firstTimer = undefined;
@@ -80,13 +92,15 @@ export class UpstreamTransport {
       if (out.length > 0) yield out;
     } catch (err) {
       if (signal.aborted) throw abortedError();
+      if (err instanceof GatewayError) throw err;
       if (err instanceof FirstTokenTimeout) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream sent nothing within ${this.options.firstTokenTimeoutMs} ms.`);
       if (err instanceof undiciErrors.BodyTimeoutError) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream stream was idle for more than ${this.options.idleTimeoutMs} ms.`);
       throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', `The upstream connection failed mid-stream: ${(err as Error).message}`);
     } finally {
       clearTimeout(firstTimer);
       signal.removeEventListener('abort', onAbort);
-      if (!body.destroyed) body.destroy();
+      // leaving early (error, client gone, consumer stopped): release the connection
+      if (!exchange.finished) exchange.abort(new Error('stream closed'));
     }
   }
 

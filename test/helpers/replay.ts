@@ -119,7 +119,7 @@ export function decodeResponsesRaw(bytes: readonly Uint8Array[]): RawEvent[] {
 export function translateSerialized(raw: readonly RawEvent[], registry: ToolRegistry): string[] {
   const response = newResponseObject('resp_00000000000000000000000000000000', 0, REQUEST);
   const serialized: string[] = [];
-  const acc = new ResponseAccumulator(response, (event) => serialized.push(JSON.stringify(event)));
+  const acc = new ResponseAccumulator(response, (_type, json) => serialized.push(json));
   acc.start();
   const translator = new RoundTranslator(acc, registry);
   for (const event of raw) translator.push(event);

@@ -1,0 +1,105 @@
+import type { Dispatcher } from 'undici';
+
+type DispatchController = Dispatcher.DispatchController;
+
+/** What the upstream answered before its body: a 2xx opens the stream; anything else carries its body text. */
+export type ExchangeStart = { ok: true; status: number } | { ok: false; status: number; body: string };
+
+const MAX_QUEUED_CHUNKS = 64;
+
+/**
+ * One upstream HTTP exchange on undici's dispatch API: response chunks are handed over as they
+ * arrive with no stream objects in between (the gateway's hot path). The socket is paused while
+ * the consumer is behind, so a slow client slows the upstream read rather than growing a queue.
+ */
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
+  readonly started: Promise<ExchangeStart>;
+  private resolveStart!: (start: ExchangeStart) => void;
+  private rejectStart!: (err: Error) => void;
+  private controller: DispatchController | null = null;
+  private status = 0;
+  private errorBody: Buffer[] | null = null;
+  private readonly queue: Buffer[] = [];
+  private ended = false;
+  private failure: Error | null = null;
+  private waiter: (() => void) | null = null;
+  private pendingAbort: Error | null = null;
+
+  constructor() {
+    this.started = new Promise<ExchangeStart>((resolve, reject) => {
+      this.resolveStart = resolve;
+      this.rejectStart = reject;
+    });
+    // a rejection nobody awaited (the exchange was abandoned) must not crash the process
+    this.started.catch(() => {});
+  }
+
+  /** Whether the response has fully arrived or failed. */
+  get finished(): boolean {
+    return this.ended || this.failure !== null;
+  }
+
+  /** Aborts the exchange (client gone, timeout); safe at any point. */
+  abort(reason: Error): void {
+    if (this.controller) {
+      if (!this.controller.aborted) this.controller.abort(reason);
+    } else {
+      this.pendingAbort = reason;
+    }
+  }
+
+  /** The next body chunk, or null at the end; throws the failure that ended the stream. */
+  next(): Promise<Buffer | null> | Buffer | null {
+    const chunk = this.queue.shift();
+    if (chunk !== undefined) {
+      if (this.queue.length < MAX_QUEUED_CHUNKS / 2 && this.controller?.paused) this.controller.resume();
+      return chunk;
+    }
+    if (this.failure) throw this.failure;
+    if (this.ended) return null;
+    return new Promise<void>((resolve) => (this.waiter = resolve)).then(() => this.next());
+  }
+
+  onRequestStart(controller: DispatchController): void {
+    this.controller = controller;
+    if (this.pendingAbort) controller.abort(this.pendingAbort);
+  }
+
+  onResponseStart(_controller: DispatchController, statusCode: number): void {
+    this.status = statusCode;
+    if (statusCode >= 200 && statusCode < 300) this.resolveStart({ ok: true, status: statusCode });
+    else this.errorBody = [];
+  }
+
+  onResponseData(controller: DispatchController, chunk: Buffer): void {
+    if (this.errorBody) {
+      this.errorBody.push(chunk);
+      return;
+    }
+    this.queue.push(chunk);
+    if (this.queue.length >= MAX_QUEUED_CHUNKS) controller.pause();
+    this.wake();
+  }
+
+  onResponseEnd(): void {
+    if (this.errorBody) {
+      this.resolveStart({ ok: false, status: this.status, body: Buffer.concat(this.errorBody).toString('utf8') });
+    }
+    this.ended = true;
+    this.wake();
+  }
+
+  onResponseError(_controller: DispatchController, error: Error): void {
+    if (this.status === 0 || this.errorBody) this.rejectStart(error);
+    this.failure = error;
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    if (waiter) {
+      this.waiter = null;
+      waiter();
+    }
+  }
+}
