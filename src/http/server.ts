@@ -3,53 +3,46 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../engine/turn.js';
 import { sendError, sendJson } from './json.js';
 import { createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
+import { matchRoute, type Route } from './router.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
   log: Logger;
   health: () => Record<string, unknown>;
   listModels: () => Promise<unknown>;
+  /** Further surfaces (conversations, compaction, …), each a list of routes. */
+  routes?: readonly Route[];
 }
 
-const RESPONSE_PATH = /^\/v1\/responses\/([^/]+)$/;
-const INPUT_ITEMS_PATH = /^\/v1\/responses\/([^/]+)\/input_items$/;
+/** The Responses routes of `POST /v1/responses` and its resources. */
+function responsesRoutes(deps: HttpDeps): Route[] {
+  return [
+    { method: 'POST', path: '/v1/responses', handle: (req, res) => createResponse(deps, req, res) },
+    { method: 'GET', path: /^\/v1\/responses\/([^/]+)\/input_items$/, handle: (_req, res, [id], query) => listInputItems(deps, id, query, res) },
+    { method: 'GET', path: /^\/v1\/responses\/([^/]+)$/, handle: (_req, res, [id]) => getResponse(deps, id, res) },
+    { method: 'DELETE', path: /^\/v1\/responses\/([^/]+)$/, handle: (_req, res, [id]) => deleteResponse(deps, id, res) },
+    { method: 'GET', path: '/health', handle: (_req, res) => sendJson(res, 200, deps.health()) },
+    { method: 'GET', path: '/v1/models', handle: async (_req, res) => sendJson(res, 200, await deps.listModels()) },
+  ];
+}
 
-/** The HTTP surface on Node's own server: a handful of routes, matched without a framework. */
+/** The HTTP surface on Node's own server: a route table, matched without a framework. */
 export function createHttpServer(deps: HttpDeps): Server {
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
-    route(deps, req, res).catch((err: unknown) => handleError(deps, res, err));
+  // extra routes first: a more specific path (e.g. /v1/responses/compact) wins over a pattern
+  const routes = [...(deps.routes ?? []), ...responsesRoutes(deps)];
+  return createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
   });
-  return server;
 }
 
-async function route(deps: HttpDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(routes: readonly Route[], req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   const method = req.method ?? 'GET';
-
-  if (path === '/v1/responses') {
-    if (method === 'POST') return createResponse(deps, req, res);
-    throw methodNotAllowed(method, path);
-  }
-  let match = INPUT_ITEMS_PATH.exec(path);
-  if (match) {
-    if (method !== 'GET') throw methodNotAllowed(method, path);
-    return listInputItems(deps, decodeURIComponent(match[1]), new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)), res);
-  }
-  match = RESPONSE_PATH.exec(path);
-  if (match) {
-    const id = decodeURIComponent(match[1]);
-    if (method === 'GET') return getResponse(deps, id, res);
-    if (method === 'DELETE') return deleteResponse(deps, id, res);
-    throw methodNotAllowed(method, path);
-  }
-  if (path === '/health' && method === 'GET') return sendJson(res, 200, deps.health());
-  if (path === '/v1/models' && method === 'GET') return sendJson(res, 200, await deps.listModels());
-  throw new GatewayError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${method} ${path}.`);
-}
-
-function methodNotAllowed(method: string, path: string): GatewayError {
-  return new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `Method ${method} is not allowed on ${path}.`);
+  const match = matchRoute(routes, method, path);
+  if (match === 'method_not_allowed') throw new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `Method ${method} is not allowed on ${path}.`);
+  if (!match) throw new GatewayError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${method} ${path}.`);
+  await match.route.handle(req, res, match.params, new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)));
 }
 
 function handleError(deps: HttpDeps, res: ServerResponse, err: unknown): void {

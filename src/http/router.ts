@@ -1,0 +1,34 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** One HTTP route: method + path pattern (a string, or a RegExp whose groups are the params). */
+export interface Route {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string | RegExp;
+  handle(req: IncomingMessage, res: ServerResponse, params: string[], query: URLSearchParams): Promise<void> | void;
+}
+
+export interface RouteMatch {
+  route: Route;
+  params: string[];
+}
+
+/**
+ * Finds the route for a request. Returns `'method_not_allowed'` when the path exists under another
+ * method, undefined when no route knows the path. Params are URL-decoded.
+ */
+export function matchRoute(routes: readonly Route[], method: string, path: string): RouteMatch | 'method_not_allowed' | undefined {
+  let pathKnown = false;
+  for (const route of routes) {
+    let params: string[] | null = null;
+    if (typeof route.path === 'string') {
+      if (route.path === path) params = [];
+    } else {
+      const match = route.path.exec(path);
+      if (match) params = match.slice(1).map((p) => decodeURIComponent(p));
+    }
+    if (params === null) continue;
+    if (route.method === method) return { route, params };
+    pathKnown = true;
+  }
+  return pathKnown ? 'method_not_allowed' : undefined;
+}

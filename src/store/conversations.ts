@@ -1,0 +1,30 @@
+import type { Item } from '../protocol/responses.js';
+import type { ItemPage, ListOptions } from './store.js';
+
+/** The Conversations API object. */
+export interface Conversation {
+  id: string;
+  object: 'conversation';
+  created_at: number;
+  metadata: Record<string, string>;
+}
+
+/**
+ * Conversations: an ordered, durable list of items that `conversation` on create prepends to a
+ * turn and extends with the turn's input and output. Same database as the responses.
+ */
+export interface ConversationStore {
+  create(metadata: Record<string, string>, items: Item[]): Promise<Conversation>;
+  get(id: string): Promise<Conversation | undefined>;
+  /** Replaces the metadata; undefined when the conversation does not exist. */
+  update(id: string, metadata: Record<string, string>): Promise<Conversation | undefined>;
+  delete(id: string): Promise<boolean>;
+  /** Every item, oldest first; undefined when the conversation does not exist. */
+  items(id: string): Promise<Item[] | undefined>;
+  /** Appends items (each must carry an id); false when the conversation does not exist. */
+  appendItems(id: string, items: Item[]): Promise<boolean>;
+  listItems(id: string, options: ListOptions): Promise<ItemPage | undefined>;
+  getItem(id: string, itemId: string): Promise<Item | undefined>;
+  deleteItem(id: string, itemId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
