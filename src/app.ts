@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { Config } from './config/config.js';
+import { BackgroundRunner } from './engine/background.js';
 import { Engine } from './engine/turn.js';
 import { createHttpServer } from './http/server.js';
 import type { JsonObject } from './protocol/responses.js';
@@ -8,6 +9,8 @@ import { McpService } from './mcp/service.js';
 import { setUpWebSearch } from './search/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { SqliteResponseStore } from './store/sqlite.js';
+import { SqliteConversationStore } from './store/sqlite-conversations.js';
+import { conversationRoutes } from './http/conversations-routes.js';
 import type { ResponseStore } from './store/store.js';
 import type { DeclareContext, RequestContext } from './tools/handler.js';
 import type { GatewayExecution } from './tools/types.js';
@@ -50,6 +53,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreamOptions = { ...config.upstream, baseUrl: upstreamUrl };
   const upstream: UpstreamClient = config.upstream.api === 'responses' ? new ResponsesUpstream(upstreamOptions) : new ChatCompletionsUpstream(upstreamOptions, config.upstream.reasoningReplay);
   const store = options.store ?? new SqliteResponseStore(config.dataDir);
+  const conversations = new SqliteConversationStore(config.dataDir);
 
   const executions: Record<string, ExecutionFactory> = { ...options.executions };
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
@@ -71,13 +75,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     mcp,
   };
-  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest }, log);
+  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations }, log);
+  const background = new BackgroundRunner(engine, store, log, config.background);
+  await background.start();
   const server = createHttpServer({
     engine,
     store,
+    background,
     maxBodyBytes: config.limits.maxBodyBytes,
     log,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
+    routes: [...conversationRoutes(conversations, config.limits.maxBodyBytes)],
     listModels: async () => ({ object: 'list', data: [{ id: simulator ? 'switchyard-sim' : 'default', object: 'model', created: 0, owned_by: 'switchyard' }] }),
   });
   await new Promise<void>((resolve, reject) => {
@@ -100,9 +108,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
+      await background.close();
       await upstream.close();
       await mcp.close();
       await store.close();
+      await conversations.close();
       await simulator?.close();
     },
   };

@@ -30,6 +30,8 @@ export interface Config {
   tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
   mcp: McpConfig;
   webSearch: WebSearchSettings;
+  /** Background runs: heartbeat period and when a silent owner's runs are failed. */
+  background: { heartbeatMs: number; staleAfterMs: number };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -53,6 +55,7 @@ export const DEFAULT_CONFIG: Config = {
   tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {} },
   mcp: DEFAULT_MCP_CONFIG,
   webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
+  background: { heartbeatMs: 2_000, staleAfterMs: 10_000 },
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };

@@ -63,9 +63,20 @@ export class ResponseAccumulator {
     this.sink!(type, `{"type":"${type}","sequence_number":${sequence}${rest}`);
   }
 
+  /** `response.created` (+ `response.queued` for a background run) → `response.in_progress`. */
   start(): void {
+    const queued = this.response.status === 'queued';
     if (this.sink === null) {
-      this.sequence += 2;
+      this.sequence += queued ? 3 : 2;
+      this.response.status = 'in_progress';
+      return;
+    }
+    if (queued) {
+      const payload = `{"response":${JSON.stringify(this.response)}}`;
+      this.emitSerialized('response.created', payload);
+      this.emitSerialized('response.queued', payload);
+      this.response.status = 'in_progress';
+      this.emitSerialized('response.in_progress', `{"response":${JSON.stringify(this.response)}}`);
       return;
     }
     // created and in_progress carry the same snapshot: serialize it once

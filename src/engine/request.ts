@@ -20,6 +20,8 @@ export interface CreateRequest {
   stream: boolean;
   background: boolean;
   previousResponseId: string | null;
+  /** `conversation` (a string or `{id}`): its items are prepended, the turn appended. */
+  conversationId: string | null;
   text: JsonObject;
   reasoning: { effort: string | null; summary: string | null } | null;
   truncation: 'auto' | 'disabled';
@@ -68,7 +70,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   const stream = optBool(body, 'stream') ?? false;
   const store = optBool(body, 'store') ?? true;
   const background = optBool(body, 'background') ?? false;
-  if (background) throw invalidRequest('Background responses are not supported yet.', 'background', 'unsupported_parameter');
+  if (background && !store) throw invalidRequest("Background responses must be stored: 'background: true' requires 'store: true'.", 'background', 'invalid_value');
 
   let tools: ParsedTool[];
   try {
@@ -79,9 +81,9 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   }
 
   const previousResponseId = optString(body, 'previous_response_id');
-  if (body.conversation !== undefined && body.conversation !== null) {
-    if (previousResponseId) throw invalidRequest("'previous_response_id' and 'conversation' cannot be used together.", 'conversation', 'invalid_value');
-    throw invalidRequest('Conversations are not supported yet.', 'conversation', 'unsupported_parameter');
+  const conversationId = parseConversation(body.conversation);
+  if (conversationId !== null && previousResponseId) {
+    throw invalidRequest("'previous_response_id' and 'conversation' cannot be used together.", 'conversation', 'invalid_value');
   }
 
   const temperature = optNumber(body, 'temperature', 0, 2);
@@ -105,6 +107,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     stream,
     background,
     previousResponseId,
+    conversationId,
     text: parseText(body.text),
     reasoning: parseReasoning(body.reasoning),
     truncation: parseTruncation(body.truncation),
@@ -188,6 +191,13 @@ function requireStringField(item: JsonObject, key: string, param: string, allowE
       value === undefined ? 'missing_required_parameter' : 'invalid_type',
     );
   }
+}
+
+function parseConversation(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string' && value.length > 0) return value;
+  if (isPlainObject(value) && typeof value.id === 'string' && value.id.length > 0) return value.id;
+  throw invalidRequest("Invalid 'conversation': expected a conversation id or an object with an 'id'.", 'conversation', 'invalid_type');
 }
 
 function parseInstructions(value: unknown): string | null {

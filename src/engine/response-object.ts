@@ -37,6 +37,7 @@ export function newResponseObject(id: string, createdAt: number, req: CreateRequ
     safety_identifier: req.safetyIdentifier,
     prompt_cache_key: req.promptCacheKey,
     user: req.user,
+    conversation: req.conversationId !== null ? { id: req.conversationId } : null,
   };
 }
 

@@ -1,7 +1,8 @@
 import { GatewayError, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
-import type { ResponseStore } from '../store/store.js';
+import type { ConversationStore } from '../store/conversations.js';
+import type { ResponseStore, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
@@ -22,12 +23,36 @@ export interface EngineOptions {
   maxConcurrentGatewayCalls: number;
   /** At most this many `mcp` declarations per request. */
   maxMcpServersPerRequest: number;
+  /** Conversations (`conversation` on create); absent = not available. */
+  conversations?: ConversationStore;
 }
 
 export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+}
+
+export interface PrepareOptions {
+  /**
+   * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
+   * e.g. a WebSocket connection's cache of its own `store: false` turns.
+   */
+  resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
+}
+
+export interface RunHooks {
+  /** Called with the settled response (before its terminal event is announced). */
+  onSettled?: (record: StoredResponse) => void;
+  /** The response object to fill (from `newResponse`, e.g. already stored as queued). */
+  response?: ResponseObject;
+}
+
+/** The abort reason of a run cancelled through `POST /v1/responses/{id}/cancel`. */
+export class RunCancelled extends Error {
+  constructor() {
+    super('The response was cancelled.');
+  }
 }
 
 /** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
@@ -45,6 +70,8 @@ export interface PreparedTurn {
   preludeItems: Item[];
   /** Calls the client approved in this request's input: they run before the first round. */
   approvedCalls: ApprovedCall[];
+  /** Set by `run`. */
+  hooks?: RunHooks;
 }
 
 /**
@@ -60,15 +87,20 @@ export class Engine {
     private readonly log: Logger,
   ) {}
 
-  async prepare(body: unknown, signal: AbortSignal = new AbortController().signal): Promise<PreparedTurn> {
+  async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
     const history: JsonObject[] = [];
     if (request.previousResponseId !== null) {
-      const chain = await this.store.chain(request.previousResponseId);
+      const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await this.store.chain(request.previousResponseId));
       if (!chain) {
         throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
       }
       for (const record of chain) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+    }
+    if (request.conversationId !== null) {
+      const items = await this.options.conversations?.items(request.conversationId);
+      if (!items) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      history.push(...(items as JsonObject[]));
     }
     const inputItems = request.input.map(withId);
     checkOutputsPaired(history, inputItems);
@@ -124,8 +156,9 @@ export class Engine {
    * GatewayError only while nothing has been emitted; after that every failure is a
    * `response.failed` terminal event, and the terminal state is stored before it is announced.
    */
-  async run(turn: PreparedTurn, sink: EventSink | null, signal: AbortSignal, drained?: () => Promise<void> | undefined): Promise<ResponseObject> {
-    const response = newResponseObject(newId(ID_PREFIX.response), Math.floor(Date.now() / 1000), turn.request);
+  async run(turn: PreparedTurn, sink: EventSink | null, signal: AbortSignal, drained?: () => Promise<void> | undefined, hooks: RunHooks = {}): Promise<ResponseObject> {
+    turn.hooks = hooks;
+    const response = hooks.response ?? this.newResponse(turn);
     const acc = new ResponseAccumulator(response, sink);
     const conversation = [...turn.conversation];
     const citations = new CitationBook();
@@ -247,8 +280,16 @@ export class Engine {
     }
   }
 
+  /** A new response for this turn (`queued` for a background run, else `in_progress`). */
+  newResponse(turn: PreparedTurn): ResponseObject {
+    const response = newResponseObject(newId(ID_PREFIX.response), Math.floor(Date.now() / 1000), turn.request);
+    if (turn.request.background) response.status = 'queued';
+    return response;
+  }
+
   private async fail(acc: ResponseAccumulator, turn: PreparedTurn, err: unknown, signal: AbortSignal): Promise<ResponseObject> {
     if (!acc.started) acc.start();
+    if (signal.aborted && signal.reason instanceof RunCancelled) return this.finish(acc, turn, { status: 'cancelled' });
     if (signal.aborted) {
       return this.finish(acc, turn, { status: 'failed', error: { code: 'client_disconnected', message: 'The client disconnected before the response was complete.' } });
     }
@@ -261,6 +302,13 @@ export class Engine {
   private async finish(acc: ResponseAccumulator, turn: PreparedTurn, state: TerminalState): Promise<ResponseObject> {
     const response = acc.settle(state, Math.floor(Date.now() / 1000));
     if (turn.request.store) await this.saveQuietly(response, turn);
+    if (turn.request.conversationId !== null && state.status !== 'failed' && state.status !== 'cancelled') {
+      // the conversation grows by what this turn added: its input, then its output
+      await this.options.conversations?.appendItems(turn.request.conversationId, [...turn.inputItems, ...response.output]).catch((err: unknown) => {
+        this.log.error({ err, conversation: turn.request.conversationId }, 'appending to the conversation failed');
+      });
+    }
+    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems });
     acc.announceTerminal();
     return response;
   }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
 import { readJsonBody, sendError, sendJson } from './json.js';
@@ -8,6 +9,7 @@ import { SseWriter } from './sse-writer.js';
 export interface ResponsesRouteDeps {
   engine: Engine;
   store: ResponseStore;
+  background: BackgroundRunner;
   maxBodyBytes: number;
 }
 
@@ -22,6 +24,19 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
   res.on('close', onClose);
   try {
     const turn = await deps.engine.prepare(body, controller.signal);
+    if (turn.request.background) {
+      // the run belongs to the gateway now: a client leaving does not stop it
+      if (!turn.request.stream) {
+        const { response } = await deps.background.launch(turn);
+        sendJson(res, 200, response);
+        return;
+      }
+      const writer = new SseWriter(res);
+      const { done } = await deps.background.launch(turn, writer.write);
+      await done.catch(() => undefined);
+      writer.end();
+      return;
+    }
     if (turn.request.stream) {
       const writer = new SseWriter(res);
       try {
@@ -44,10 +59,56 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
   }
 }
 
-export async function getResponse(deps: ResponsesRouteDeps, id: string, res: ServerResponse): Promise<void> {
+export async function getResponse(deps: ResponsesRouteDeps, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
   const record = await deps.store.get(id);
   if (!record) throw notFound(`Response with id '${id}' not found.`);
-  sendJson(res, 200, record.response);
+  if (query.get('stream') !== 'true') {
+    sendJson(res, 200, record.response);
+    return;
+  }
+  // resume the event stream of a background response after `starting_after`
+  if (!record.response.background) throw invalidRequest('Only background responses can be streamed with GET; this response was not created with background: true.', 'stream', 'invalid_value');
+  const afterText = query.get('starting_after');
+  const after = afterText === null ? -1 : Number(afterText);
+  if (!Number.isInteger(after) || after < -1) throw invalidRequest("Invalid 'starting_after': expected a sequence number.", 'starting_after', 'invalid_value');
+  const writer = new SseWriter(res);
+  const controller = new AbortController();
+  res.on('close', () => controller.abort());
+  try {
+    await deps.background.follow(id, after, (json) => writer.write(eventType(json), json), controller.signal);
+  } finally {
+    writer.end();
+  }
+}
+
+/** `POST /v1/responses/{id}/cancel`: only background runs can be cancelled. */
+export async function cancelResponse(deps: ResponsesRouteDeps, id: string, res: ServerResponse): Promise<void> {
+  const record = await deps.store.get(id);
+  if (!record) throw notFound(`Response with id '${id}' not found.`);
+  if (!record.response.background) throw invalidRequest('Only responses created with background: true can be cancelled.', null, 'response_not_cancellable');
+  if (record.response.status !== 'queued' && record.response.status !== 'in_progress') {
+    sendJson(res, 200, record.response);
+    return;
+  }
+  const local = await deps.background.cancel(id);
+  if (local) {
+    sendJson(res, 200, local);
+    return;
+  }
+  // owned by another replica: it sees the request on its next heartbeat
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    const current = await deps.store.get(id);
+    if (current && current.response.status !== 'queued' && current.response.status !== 'in_progress') {
+      sendJson(res, 200, current.response);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  sendJson(res, 200, (await deps.store.get(id))?.response ?? record.response);
+}
+
+function eventType(json: string): string {
+  return json.slice(9, json.indexOf('"', 9));
 }
 
 export async function deleteResponse(deps: ResponsesRouteDeps, id: string, res: ServerResponse): Promise<void> {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../engine/turn.js';
 import { sendError, sendJson } from './json.js';
-import { createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
+import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
 import { matchRoute, type Route } from './router.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
@@ -18,7 +18,8 @@ function responsesRoutes(deps: HttpDeps): Route[] {
   return [
     { method: 'POST', path: '/v1/responses', handle: (req, res) => createResponse(deps, req, res) },
     { method: 'GET', path: /^\/v1\/responses\/([^/]+)\/input_items$/, handle: (_req, res, [id], query) => listInputItems(deps, id, query, res) },
-    { method: 'GET', path: /^\/v1\/responses\/([^/]+)$/, handle: (_req, res, [id]) => getResponse(deps, id, res) },
+    { method: 'POST', path: /^\/v1\/responses\/([^/]+)\/cancel$/, handle: (_req, res, [id]) => cancelResponse(deps, id, res) },
+    { method: 'GET', path: /^\/v1\/responses\/([^/]+)$/, handle: (_req, res, [id], query) => getResponse(deps, id, query, res) },
     { method: 'DELETE', path: /^\/v1\/responses\/([^/]+)$/, handle: (_req, res, [id]) => deleteResponse(deps, id, res) },
     { method: 'GET', path: '/health', handle: (_req, res) => sendJson(res, 200, deps.health()) },
     { method: 'GET', path: '/v1/models', handle: async (_req, res) => sendJson(res, 200, await deps.listModels()) },

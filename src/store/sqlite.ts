@@ -16,6 +16,14 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly insertApproval: Database.Statement;
   private readonly useApproval: Database.Statement;
   private readonly selectApproval: Database.Statement;
+  private readonly insertRun: Database.Statement;
+  private readonly touchRun: Database.Statement;
+  private readonly cancelRun: Database.Statement;
+  private readonly selectStale: Database.Statement;
+  private readonly deleteRun: Database.Statement;
+  private readonly insertEvent: Database.Statement;
+  private readonly selectEvents: Database.Statement;
+  private readonly deleteEvents: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
     let file = ':memory:';
@@ -36,6 +44,18 @@ export class SqliteResponseStore implements ResponseStore {
         response TEXT NOT NULL,
         input_items TEXT NOT NULL
       );
+      CREATE TABLE IF NOT EXISTS background_runs (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        heartbeat_at INTEGER NOT NULL,
+        cancel_requested INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE IF NOT EXISTS response_events (
+        response_id TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (response_id, sequence)
+      ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS approvals (
         id TEXT PRIMARY KEY,
         digest TEXT NOT NULL,
@@ -46,6 +66,14 @@ export class SqliteResponseStore implements ResponseStore {
     this.insertApproval = this.db.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at) VALUES (?, ?, ?)');
     this.useApproval = this.db.prepare('UPDATE approvals SET used_at = ? WHERE id = ? AND digest = ? AND used_at IS NULL');
     this.selectApproval = this.db.prepare('SELECT digest, used_at FROM approvals WHERE id = ?');
+    this.insertRun = this.db.prepare('INSERT OR REPLACE INTO background_runs (id, owner, heartbeat_at) VALUES (?, ?, ?)');
+    this.touchRun = this.db.prepare('UPDATE background_runs SET heartbeat_at = ? WHERE id = ? AND owner = ? RETURNING cancel_requested');
+    this.cancelRun = this.db.prepare('UPDATE background_runs SET cancel_requested = 1 WHERE id = ?');
+    this.selectStale = this.db.prepare('SELECT id FROM background_runs WHERE heartbeat_at < ?');
+    this.deleteRun = this.db.prepare('DELETE FROM background_runs WHERE id = ?');
+    this.insertEvent = this.db.prepare('INSERT OR IGNORE INTO response_events (response_id, sequence, event) VALUES (?, ?, ?)');
+    this.selectEvents = this.db.prepare('SELECT sequence, event FROM response_events WHERE response_id = ? AND sequence > ? ORDER BY sequence');
+    this.deleteEvents = this.db.prepare('DELETE FROM response_events WHERE response_id = ?');
     this.upsert = this.db.prepare(
       `INSERT INTO responses (id, previous_response_id, status, created_at, response, input_items)
        VALUES (@id, @previous, @status, @createdAt, @response, @inputItems)
@@ -87,6 +115,7 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    this.deleteEvents.run(id);
     return this.deleteOne.run(id).changes > 0;
   }
 
@@ -104,6 +133,45 @@ export class SqliteResponseStore implements ResponseStore {
     const row = this.selectApproval.get(id) as { digest: string; used_at: number | null } | undefined;
     if (!row) return 'unknown';
     return row.digest !== digest ? 'mismatch' : 'used';
+  }
+
+  async registerRun(id: string, owner: string): Promise<void> {
+    this.insertRun.run(id, owner, Date.now());
+  }
+
+  async heartbeat(owner: string, ids: readonly string[]): Promise<string[]> {
+    const now = Date.now();
+    const cancelled: string[] = [];
+    for (const id of ids) {
+      const row = this.touchRun.get(now, id, owner) as { cancel_requested: number } | undefined;
+      if (row?.cancel_requested) cancelled.push(id);
+    }
+    return cancelled;
+  }
+
+  async requestCancel(id: string): Promise<void> {
+    this.cancelRun.run(id);
+  }
+
+  async staleRuns(before: number): Promise<string[]> {
+    return (this.selectStale.all(before) as Array<{ id: string }>).map((r) => r.id);
+  }
+
+  async finishRun(id: string): Promise<void> {
+    this.deleteRun.run(id);
+  }
+
+  async appendEvents(responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>): Promise<void> {
+    this.appendMany(responseId, events);
+  }
+
+  private readonly appendMany = (responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>) =>
+    this.db.transaction(() => {
+      for (const e of events) this.insertEvent.run(responseId, e.sequence, e.json);
+    })();
+
+  async eventsAfter(responseId: string, after: number): Promise<Array<{ sequence: number; json: string }>> {
+    return (this.selectEvents.all(responseId, after) as Array<{ sequence: number; event: string }>).map((r) => ({ sequence: r.sequence, json: r.event }));
   }
 
   async close(): Promise<void> {

@@ -41,6 +41,24 @@ export interface ResponseStore {
   recordApproval(id: string, digest: string): Promise<void>;
   /** Uses an approval once, atomically: `ok`, or why not. */
   consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
+
+  // Background runs: the queue and the event log live here, so any replica can serve a resume
+  // and a dead replica's runs can be found and failed.
+
+  /** Registers a background run, owned by `owner` (a gateway process) from now on. */
+  registerRun(id: string, owner: string): Promise<void>;
+  /** Marks this owner's runs alive; returns those of them whose cancellation was requested. */
+  heartbeat(owner: string, ids: readonly string[]): Promise<string[]>;
+  /** Asks the run's owner to cancel it (it may live in another replica). */
+  requestCancel(id: string): Promise<void>;
+  /** Runs not yet finished whose owner has not sent a heartbeat since `before` (ms epoch). */
+  staleRuns(before: number): Promise<string[]>;
+  /** The run is over: it leaves the queue. */
+  finishRun(id: string): Promise<void>;
+  /** Appends serialized stream events of a background response. */
+  appendEvents(responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>): Promise<void>;
+  /** Events with sequence_number > `after`, in order. */
+  eventsAfter(responseId: string, after: number): Promise<Array<{ sequence: number; json: string }>>;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,150 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { invalidRequest } from '../errors.js';
+import { compactConversation, keptPublicItems } from '../engine/compaction.js';
+import { countInputTokens } from '../engine/token-count.js';
+import type { Engine } from '../engine/turn.js';
+import type { ReasoningReplay } from '../protocol/chat.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
+import type { ResponseStore } from '../store/store.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import { newId } from '../util/ids.js';
+import { readJsonBody, sendJson } from './json.js';
+import type { Route } from './router.js';
+
+export interface CompactRouteDeps {
+  engine: Engine;
+  upstream: UpstreamClient;
+  /** The upstream's OpenAI base URL (`…/v1`); `/tokenize` is asked at its root. */
+  upstreamBaseUrl: string;
+  maxBodyBytes: number;
+  /** Where `previous_response_id` chains live: the kept items of a compaction may come from the history. */
+  store: ResponseStore;
+  /** The upstream's API key, sent to `/tokenize` too. */
+  upstreamApiKey?: string;
+  /** config `upstream.reasoningReplay`: how `/tokenize` sees reasoning items. */
+  reasoningReplay?: ReasoningReplay;
+  /** Default 2 s. */
+  tokenizeTimeoutMs?: number;
+}
+
+/**
+ * `POST /v1/responses/compact` and `POST /v1/responses/input_tokens` (responses-api.md §6).
+ * Both build the conversation exactly as `POST /v1/responses` would (`Engine.prepare`, with
+ * `store: false`), so validation errors and `previous_response_id` lookups behave the same;
+ * errors are thrown as GatewayError for the router's caller to send.
+ */
+export function compactRoutes(deps: CompactRouteDeps): Route[] {
+  return [
+    { method: 'POST', path: '/v1/responses/compact', handle: (req, res) => compact(deps, req, res) },
+    { method: 'POST', path: '/v1/responses/input_tokens', handle: (req, res) => inputTokens(deps, req, res) },
+  ];
+}
+
+/**
+ * Body `{model (required), input?, instructions?, previous_response_id?}` (other compact
+ * parameters, e.g. `prompt_cache_key`, are accepted and ignored) → `{id, object:
+ * "response.compaction", created_at, output: [compaction, ...kept items], usage}`.
+ */
+async function compact(deps: CompactRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = objectBody(await readJsonBody(req, deps.maxBodyBytes));
+  await withAbort(res, async (signal) => {
+    const { input, pending } = splitPendingApprovals(body.input);
+    const turn = await deps.engine.prepare(
+      { model: body.model, input, instructions: body.instructions, previous_response_id: body.previous_response_id, store: false },
+      signal,
+    );
+    const history: JsonObject[] = [];
+    if (turn.request.previousResponseId !== null) {
+      for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+    }
+    const publicItems = [...history, ...withPending(turn.inputItems as JsonObject[], pending)];
+    const result = await compactConversation(deps.upstream, {
+      model: turn.request.model,
+      items: turn.conversation,
+      keptItems: keptPublicItems(publicItems) as Item[],
+      leading: turn.request.instructions ? 1 : 0,
+      signal,
+    });
+    sendJson(res, 200, result);
+  });
+}
+
+/**
+ * Body like a create request (`model, input, instructions, tools, tool_choice,
+ * previous_response_id, …`; `stream`, `store` and `background` are ignored) →
+ * `{object: "response.input_tokens", input_tokens}`. The count comes from the upstream's vLLM
+ * `/tokenize` when it answers within the timeout, else from `estimateTokens`; the header
+ * `x-switchyard-token-count` says which (`upstream` | `estimate`).
+ */
+async function inputTokens(deps: CompactRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = objectBody(await readJsonBody(req, deps.maxBodyBytes));
+  await withAbort(res, async (signal) => {
+    const { input } = splitPendingApprovals(body.input);
+    const { background: _background, stream: _stream, ...rest } = body;
+    const turn = await deps.engine.prepare({ ...rest, input, store: false }, signal);
+    const count = await countInputTokens(deps.upstreamBaseUrl, turn.request.model, turn.conversation, turn.tools, signal, {
+      apiKey: deps.upstreamApiKey,
+      reasoningReplay: deps.reasoningReplay,
+      timeoutMs: deps.tokenizeTimeoutMs,
+    });
+    sendJson(res, 200, { object: 'response.input_tokens', input_tokens: count.tokens }, { 'x-switchyard-token-count': count.method });
+  });
+}
+
+function objectBody(body: unknown): JsonObject {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The request body must be a JSON object.', null, 'invalid_type');
+  return body as JsonObject;
+}
+
+/** Runs `fn` with a signal that aborts when the client goes away before the answer is sent. */
+async function withAbort(res: ServerResponse, fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort();
+  };
+  res.on('close', onClose);
+  try {
+    await fn(controller.signal);
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+const CLIENT_ITEM_TYPES = new Set(['mcp_approval_response', 'function_call_output', 'custom_tool_call_output', 'tool_search_output', 'item_reference']);
+
+interface Pending {
+  /** Index in the original input. */
+  index: number;
+  item: JsonObject;
+}
+
+/**
+ * `Engine.prepare` consumes the approvals answered by `mcp_approval_response` items after the
+ * input's last model-produced item (src/engine/approvals.ts) — a side effect a count or a
+ * compaction must not have, or the real turn would find the approval used. Those items are
+ * left out of what is prepared (and put back among the kept items of a compaction).
+ */
+function splitPendingApprovals(input: unknown): { input: unknown; pending: Pending[] } {
+  if (!Array.isArray(input)) return { input, pending: [] };
+  let lastModelItem = -1;
+  input.forEach((item: unknown, i) => {
+    if (item === null || typeof item !== 'object') return;
+    const { type, role } = item as JsonObject;
+    const produced = (type ?? (role !== undefined ? 'message' : undefined)) === 'message' ? role === 'assistant' : !CLIENT_ITEM_TYPES.has(String(type));
+    if (produced) lastModelItem = i;
+  });
+  const pending: Pending[] = [];
+  const kept: unknown[] = [];
+  input.forEach((item: unknown, i) => {
+    if (i > lastModelItem && item !== null && typeof item === 'object' && (item as JsonObject).type === 'mcp_approval_response') pending.push({ index: i, item: item as JsonObject });
+    else kept.push(item);
+  });
+  return { input: kept, pending };
+}
+
+/** The prepared input items with the set-aside approval answers back in their places (with ids). */
+function withPending(inputItems: readonly JsonObject[], pending: readonly Pending[]): JsonObject[] {
+  const out = [...inputItems];
+  for (const { index, item } of pending) out.splice(index, 0, typeof item.id === 'string' ? item : { id: newId('mcpa'), ...item });
+  return out;
+}

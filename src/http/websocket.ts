@@ -1,0 +1,328 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import { GatewayError, invalidRequest } from '../errors.js';
+import type { Engine, Logger } from '../engine/turn.js';
+import type { ResponseStore, StoredResponse } from '../store/store.js';
+
+/**
+ * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
+ * WebSocket. The client sends text frames `{"type":"response.create", …create params…}` and
+ * receives, per response, the same event JSON a streaming HTTP client gets in its `data:` lines.
+ *
+ * - One response in flight per connection (as OpenAI's WebSocket mode): a message received while a
+ *   response runs is queued and handled after that response's terminal event. Every message —
+ *   a bad one too — is answered in arrival order, so one response's events never interleave with
+ *   another's or with an `error` event.
+ * - Failures before a response starts (invalid JSON, unknown event type, validation errors,
+ *   `previous_response_not_found`, an upstream refusing the first request) are one `error` event
+ *   shaped per the spec's `WebSocketErrorEvent`; the socket stays open for the next request.
+ *   Failures after the first event end that response with `response.failed`, as over SSE.
+ * - `stream`/`stream_options` are implied and ignored; `background: true` is refused.
+ * - Each connection keeps its own settled `completed`/`incomplete` responses (`store: false` ones
+ *   included, at most CACHE_ENTRIES, least recently used dropped first) so a later
+ *   `previous_response_id` on the same socket continues from them; other connections and the HTTP
+ *   API see only stored responses. The cache is dropped on close.
+ * - Closing the socket aborts the running response (stored as failed, `client_disconnected`) and
+ *   drops the queued messages.
+ * - A frame larger than `maxMessageBytes` closes the connection (1009, by `ws`).
+ */
+export interface ResponsesWebSocketDeps {
+  engine: Engine;
+  store: ResponseStore;
+  log: Logger;
+  /** Largest accepted client frame (`maxPayload`); larger ones close the connection with 1009. */
+  maxMessageBytes: number;
+  /** Keep-alive ping period; a connection that missed the previous pong is terminated. Default 30 s. */
+  pingIntervalMs?: number;
+}
+
+export interface ResponsesWebSocket {
+  /** Closes every connection (1001, running responses are aborted) and stops accepting upgrades. */
+  close(): Promise<void>;
+}
+
+export const RESPONSES_WS_PATH = '/v1/responses';
+const PING_INTERVAL_MS = 30_000;
+/** Backpressure: the engine stops reading the upstream while this much is buffered for the client. */
+const HIGH_WATER_BYTES = 1024 * 1024;
+/** Settled responses kept per connection for `previous_response_id`. */
+const CACHE_ENTRIES = 256;
+/** Queued messages per connection before the connection stops reading (resumes at half). */
+const MAX_QUEUED = 16;
+/** On close, how long a client gets to answer the close frame before its socket is cut. */
+const CLOSE_GRACE_MS = 1_000;
+const MAX_CHAIN = 10_000;
+
+/** Handles WebSocket upgrades on `RESPONSES_WS_PATH` of `server`; other upgrade paths get a 404. */
+export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocketDeps): ResponsesWebSocket {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxMessageBytes, perMessageDeflate: false });
+  const connections = new Set<Connection>();
+  let closing = false;
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    if (path !== RESPONSES_WS_PATH || closing) {
+      const status = closing ? '503 Service Unavailable' : '404 Not Found';
+      socket.on('error', () => socket.destroy());
+      socket.once('finish', () => socket.destroy());
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (closing) {
+        ws.close(1001, 'Server shutting down');
+        return;
+      }
+      const connection = new Connection(ws, socket, req, deps);
+      connections.add(connection);
+      ws.once('close', () => connections.delete(connection));
+    });
+  };
+  server.on('upgrade', onUpgrade);
+
+  const heartbeat = setInterval(() => {
+    for (const connection of connections) connection.heartbeat();
+  }, deps.pingIntervalMs ?? PING_INTERVAL_MS);
+  heartbeat.unref();
+
+  return {
+    async close() {
+      if (closing) return;
+      closing = true;
+      server.off('upgrade', onUpgrade);
+      clearInterval(heartbeat);
+      await Promise.all([...connections].map((c) => c.shutdown()));
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+/** One client connection: a queue of messages handled one at a time, and its response cache. */
+class Connection {
+  private readonly queue: string[] = [];
+  private running = false;
+  private closed = false;
+  private alive = true;
+  private current: AbortController | undefined;
+  private readonly cache = new Map<string, StoredResponse>();
+  private corked = false;
+  /** The upgrade's `Authorization` header, for when the gateway authenticates clients. */
+  readonly authorization: string | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    /** The upgraded TCP socket (the one `ws` writes to): corked per tick, watched for `drain`. */
+    private readonly socket: Duplex,
+    req: IncomingMessage,
+    private readonly deps: ResponsesWebSocketDeps,
+  ) {
+    this.authorization = req.headers.authorization;
+    // binary frames are read as UTF-8 text too (lenient: some clients send their JSON that way)
+    ws.on('message', (data) => this.onMessage(data));
+    ws.on('pong', () => {
+      this.alive = true;
+    });
+    ws.on('error', (err) => deps.log.warn({ err: err.message }, 'websocket connection error'));
+    ws.on('close', () => this.onClose());
+  }
+
+  heartbeat(): void {
+    if (this.closed) return;
+    // a paused connection does not read its pongs: it is alive as long as it has work queued
+    if (!this.alive && !this.ws.isPaused) {
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    this.ws.ping();
+  }
+
+  /** Aborts the running response, drops the queue and closes with 1001 (cut after a grace period). */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    const closed = new Promise<void>((resolve) => this.ws.once('close', () => resolve()));
+    this.stop();
+    this.ws.close(1001, 'Server shutting down');
+    const cut = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
+    await closed;
+    clearTimeout(cut);
+  }
+
+  private onMessage(data: RawData): void {
+    if (this.closed) return;
+    this.alive = true;
+    this.queue.push(rawToString(data));
+    if (this.queue.length >= MAX_QUEUED && !this.ws.isPaused) this.ws.pause();
+    void this.pump();
+  }
+
+  private onClose(): void {
+    this.stop();
+  }
+
+  private stop(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.length = 0;
+    this.cache.clear();
+    this.current?.abort();
+  }
+
+  /** Handles queued messages one after the other; only one pump runs at a time. */
+  private async pump(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (!this.closed && this.queue.length > 0) {
+        const text = this.queue.shift()!;
+        if (this.ws.isPaused && this.queue.length <= MAX_QUEUED / 2) this.ws.resume();
+        try {
+          await this.handle(text);
+        } catch (err) {
+          this.deps.log.error({ err }, 'websocket message handling failed');
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async handle(text: string): Promise<void> {
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch (err) {
+      this.sendError(invalidRequest(`The message is not valid JSON: ${(err as Error).message}`, null, 'invalid_json'), 0);
+      return;
+    }
+    if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+      this.sendError(invalidRequest('The message must be a JSON object.', null, 'invalid_type'), 0);
+      return;
+    }
+    const { type, stream: _stream, stream_options: _streamOptions, ...params } = message as Record<string, unknown>;
+    if (type !== 'response.create') {
+      this.sendError(invalidRequest(`Invalid 'type': ${JSON.stringify(type) ?? 'undefined'}. Supported values are: 'response.create'.`, 'type', 'invalid_value'), 0);
+      return;
+    }
+    if (params.background === true) {
+      this.sendError(invalidRequest('Background responses are not supported in WebSocket mode.', 'background', 'unsupported_parameter'), 0);
+      return;
+    }
+    const body = { ...params, stream: true };
+
+    const controller = new AbortController();
+    this.current = controller;
+    let sent = 0;
+    const sink = (_type: string, json: string): void => {
+      sent++;
+      this.send(json);
+    };
+    try {
+      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious: (id) => this.resolvePrevious(id) });
+      await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
+        onSettled: (record) => {
+          this.remember(record);
+        },
+      });
+    } catch (err) {
+      if (!(err instanceof GatewayError) || sent > 0) this.deps.log.error({ err }, 'websocket turn failed');
+      // before the first event this is the request's answer; after it (an engine bug) it still ends the stream
+      this.sendError(err, sent);
+    } finally {
+      if (this.current === controller) this.current = undefined;
+    }
+  }
+
+  /** `previous_response_id` from this connection's cache, continuing in the store where the cache ends. */
+  private async resolvePrevious(id: string): Promise<StoredResponse[] | undefined> {
+    if (!this.cache.has(id)) return undefined; // the engine asks the store
+    const newestFirst: StoredResponse[] = [];
+    const seen = new Set<string>();
+    let next: string | null = id;
+    while (next !== null && !seen.has(next) && newestFirst.length < MAX_CHAIN) {
+      const cached = this.cache.get(next);
+      if (cached) {
+        this.touch(next, cached);
+        seen.add(next);
+        newestFirst.push(cached);
+        next = cached.response.previous_response_id;
+        continue;
+      }
+      // the rest is in the store (a stored turn may in turn continue from one of ours)
+      const stored = await this.deps.store.chain(next);
+      if (!stored || stored.length === 0) break;
+      for (let i = stored.length - 1; i >= 0; i--) {
+        seen.add(stored[i].response.id);
+        newestFirst.push(stored[i]);
+      }
+      next = stored[0].response.previous_response_id;
+    }
+    return newestFirst.reverse();
+  }
+
+  private remember(record: StoredResponse): void {
+    if (this.closed) return;
+    this.touch(record.response.id, record);
+    while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /** Marks an entry most recently used (a Map iterates in insertion order). */
+  private touch(id: string, record: StoredResponse): void {
+    this.cache.delete(id);
+    this.cache.set(id, record);
+  }
+
+  private send(json: string): void {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    // the events of one upstream chunk leave in one syscall
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(this.uncork);
+    }
+    this.ws.send(json);
+  }
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
+
+  /** Resolves once the client has taken the buffered events (undefined when below the mark). */
+  private drained(): Promise<void> | undefined {
+    if (this.ws.readyState !== WebSocket.OPEN || this.ws.bufferedAmount < HIGH_WATER_BYTES) return undefined;
+    // above the mark a write has returned false, so the socket emits `drain` once it empties
+    if (!this.socket.writableNeedDrain) return undefined;
+    return new Promise((resolve) => {
+      const done = () => {
+        this.socket.off('drain', done);
+        this.ws.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.ws.on('close', done);
+    });
+  }
+
+  /** One `error` event (the spec's WebSocketErrorEvent, plus `sequence_number`). */
+  private sendError(err: unknown, sequenceNumber: number): void {
+    const known = err instanceof GatewayError ? err : new GatewayError(500, 'server_error', 'server_error', 'The gateway hit an internal error.');
+    this.send(
+      JSON.stringify({
+        type: 'error',
+        sequence_number: sequenceNumber,
+        status: known.status,
+        error: { type: known.type, code: known.code ?? known.type, message: known.message, param: known.param },
+      }),
+    );
+  }
+}
+
+function rawToString(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}

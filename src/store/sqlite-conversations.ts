@@ -1,0 +1,201 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { ID_PREFIX, type Item, type JsonObject } from '../protocol/responses.js';
+import { newId } from '../util/ids.js';
+import type { Conversation, ConversationStore } from './conversations.js';
+import type { ItemPage, ListOptions } from './store.js';
+
+/** Id prefixes for items that arrive without one (as the responses input items get them). */
+const ITEM_ID_PREFIX: Record<string, string> = {
+  message: ID_PREFIX.message,
+  function_call: ID_PREFIX.functionCall,
+  function_call_output: ID_PREFIX.functionCallOutput,
+  custom_tool_call: ID_PREFIX.customToolCall,
+  custom_tool_call_output: 'ctco',
+  reasoning: ID_PREFIX.reasoning,
+};
+
+/**
+ * A conversation item as stored: an id minted when absent, string message content turned into
+ * one text part, and `status: 'completed'` on messages — the same normalization the responses
+ * input items get. Idempotent: a normalized item comes back unchanged (same object).
+ */
+export function normalizeConversationItem(item: Item | JsonObject): Item {
+  let out = item as JsonObject;
+  if (out.type === 'message' && typeof out.content === 'string') {
+    out = { ...out, content: [{ type: out.role === 'assistant' ? 'output_text' : 'input_text', text: out.content, ...(out.role === 'assistant' ? { annotations: [] } : {}) }] };
+  }
+  if (typeof out.id !== 'string') out = { id: newId(ITEM_ID_PREFIX[String(out.type)] ?? ID_PREFIX.item), ...out };
+  if (out.type === 'message' && out.status === undefined) out = { ...out, status: 'completed' };
+  return out as Item;
+}
+
+interface ConversationRow {
+  id: string;
+  created_at: number;
+  metadata: string;
+}
+
+/**
+ * Conversations in the same SQLite file as the responses (its own connection; WAL lets both
+ * coexist). Items are rows ordered by `position`, so an append never rewrites the history and
+ * a page is one indexed range scan.
+ */
+export class SqliteConversationStore implements ConversationStore {
+  private readonly db: Database.Database;
+  private readonly insertConversation: Database.Statement;
+  private readonly selectConversation: Database.Statement;
+  private readonly updateMetadata: Database.Statement;
+  private readonly deleteConversation: Database.Statement;
+  private readonly deleteAllItems: Database.Statement;
+  private readonly selectItems: Database.Statement;
+  private readonly selectNextPosition: Database.Statement;
+  private readonly insertItem: Database.Statement;
+  private readonly selectItem: Database.Statement;
+  private readonly deleteItemRows: Database.Statement;
+  private readonly selectFirstPosition: Database.Statement;
+  private readonly selectLastPosition: Database.Statement;
+  private readonly selectPageAsc: Database.Statement;
+  private readonly selectPageDesc: Database.Statement;
+  private readonly appendTx: (id: string, items: readonly Item[]) => boolean;
+  private readonly createTx: (conversation: Conversation, items: readonly Item[]) => void;
+  private readonly deleteTx: (id: string) => boolean;
+
+  constructor(dataDir: string | ':memory:') {
+    let file = ':memory:';
+    if (dataDir !== ':memory:') {
+      mkdirSync(dataDir, { recursive: true });
+      file = join(dataDir, 'switchyard.db');
+    }
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS conversations (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        metadata TEXT NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS conversation_items (
+        conversation_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        item TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, position)
+      );
+      CREATE INDEX IF NOT EXISTS conversation_items_by_item_id ON conversation_items (conversation_id, item_id);
+    `);
+    this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?)');
+    this.selectConversation = this.db.prepare('SELECT id, created_at, metadata FROM conversations WHERE id = ?');
+    this.updateMetadata = this.db.prepare('UPDATE conversations SET metadata = ? WHERE id = ?');
+    this.deleteConversation = this.db.prepare('DELETE FROM conversations WHERE id = ?');
+    this.deleteAllItems = this.db.prepare('DELETE FROM conversation_items WHERE conversation_id = ?');
+    this.selectItems = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? ORDER BY position').pluck();
+    this.selectNextPosition = this.db.prepare('SELECT COALESCE(MAX(position), -1) + 1 FROM conversation_items WHERE conversation_id = ?').pluck();
+    this.insertItem = this.db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    // an id present more than once (a client may supply ids) resolves to its first occurrence
+    this.selectItem = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? AND item_id = ? ORDER BY position LIMIT 1').pluck();
+    this.deleteItemRows = this.db.prepare('DELETE FROM conversation_items WHERE conversation_id = ? AND item_id = ?');
+    // the `after` cursor: its first occurrence in the listing order (as pageItems finds it)
+    this.selectFirstPosition = this.db.prepare('SELECT MIN(position) FROM conversation_items WHERE conversation_id = ? AND item_id = ?').pluck();
+    this.selectLastPosition = this.db.prepare('SELECT MAX(position) FROM conversation_items WHERE conversation_id = ? AND item_id = ?').pluck();
+    this.selectPageAsc = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? AND position > ? ORDER BY position ASC LIMIT ?').pluck();
+    this.selectPageDesc = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? AND position < ? ORDER BY position DESC LIMIT ?').pluck();
+
+    const insertItems = (id: string, items: readonly Item[]): void => {
+      let position = this.selectNextPosition.get(id) as number;
+      for (const item of items) this.insertItem.run(id, position++, item.id, JSON.stringify(item));
+    };
+    const append = this.db.transaction((id: string, items: readonly Item[]): boolean => {
+      if (!this.selectConversation.get(id)) return false;
+      insertItems(id, items);
+      return true;
+    });
+    const create = this.db.transaction((conversation: Conversation, items: readonly Item[]): void => {
+      this.insertConversation.run(conversation.id, conversation.created_at, JSON.stringify(conversation.metadata));
+      insertItems(conversation.id, items);
+    });
+    const remove = this.db.transaction((id: string): boolean => {
+      this.deleteAllItems.run(id);
+      return this.deleteConversation.run(id).changes > 0;
+    });
+    // IMMEDIATE: take the write lock up front, so a read-then-write never meets a newer snapshot
+    // written by the other connection (which busy_timeout cannot wait out)
+    this.appendTx = (id, items) => append.immediate(id, items);
+    this.createTx = (conversation, items) => create.immediate(conversation, items);
+    this.deleteTx = (id) => remove.immediate(id);
+  }
+
+  async create(metadata: Record<string, string>, items: Item[]): Promise<Conversation> {
+    const conversation: Conversation = { id: newId('conv'), object: 'conversation', created_at: Math.floor(Date.now() / 1000), metadata: { ...metadata } };
+    this.createTx(conversation, items.map((item) => normalizeConversationItem(item)));
+    return conversation;
+  }
+
+  async get(id: string): Promise<Conversation | undefined> {
+    const row = this.selectConversation.get(id) as ConversationRow | undefined;
+    return row ? decodeConversation(row) : undefined;
+  }
+
+  async update(id: string, metadata: Record<string, string>): Promise<Conversation | undefined> {
+    if (this.updateMetadata.run(JSON.stringify(metadata), id).changes === 0) return undefined;
+    return this.get(id);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.deleteTx(id);
+  }
+
+  async items(id: string): Promise<Item[] | undefined> {
+    if (!this.selectConversation.get(id)) return undefined;
+    return (this.selectItems.all(id) as string[]).map(decodeItem);
+  }
+
+  async appendItems(id: string, items: Item[]): Promise<boolean> {
+    return this.appendTx(id, items.map((item) => normalizeConversationItem(item)));
+  }
+
+  async listItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
+    if (!this.selectConversation.get(id)) return undefined;
+    const asc = options.order === 'asc';
+    let from = asc ? -1 : Number.MAX_SAFE_INTEGER;
+    if (options.after !== undefined) {
+      const at = (asc ? this.selectFirstPosition : this.selectLastPosition).get(id, options.after) as number | null;
+      // an unknown cursor lies past the end (as pageItems treats it)
+      if (at === null) return { data: [], firstId: null, lastId: null, hasMore: false };
+      from = at;
+    }
+    // one row beyond the page tells whether there is more
+    const rows = (asc ? this.selectPageAsc : this.selectPageDesc).all(id, from, options.limit + 1) as string[];
+    const data = rows.slice(0, options.limit).map(decodeItem);
+    return {
+      data,
+      firstId: data.length > 0 ? data[0].id : null,
+      lastId: data.length > 0 ? data[data.length - 1].id : null,
+      hasMore: rows.length > options.limit,
+    };
+  }
+
+  async getItem(id: string, itemId: string): Promise<Item | undefined> {
+    const text = this.selectItem.get(id, itemId) as string | undefined;
+    return text === undefined ? undefined : decodeItem(text);
+  }
+
+  async deleteItem(id: string, itemId: string): Promise<boolean> {
+    return this.deleteItemRows.run(id, itemId).changes > 0;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+function decodeConversation(row: ConversationRow): Conversation {
+  return { id: row.id, object: 'conversation', created_at: row.created_at, metadata: JSON.parse(row.metadata) };
+}
+
+function decodeItem(text: string): Item {
+  return JSON.parse(text) as Item;
+}
