@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 import type { EventSink } from './accumulator.js';
-import { RunCancelled, type Engine, type Logger, type PreparedTurn } from './turn.js';
+import { GatewayShutdown, RunCancelled, type Engine, type Logger, type PreparedTurn } from './turn.js';
 
 export interface BackgroundOptions {
   /** How often a running replica marks its runs alive (and picks up cancellations). */
@@ -141,7 +141,7 @@ export class BackgroundRunner {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    for (const run of this.runs.values()) run.controller.abort(new Error('gateway shutting down'));
+    for (const run of this.runs.values()) run.controller.abort(new GatewayShutdown());
     await Promise.allSettled([...this.runs.values()].map((r) => r.done));
   }
 

@@ -48,6 +48,13 @@ export interface RunHooks {
   response?: ResponseObject;
 }
 
+/** The abort reason of runs stopped because the gateway is shutting down. */
+export class GatewayShutdown extends Error {
+  constructor() {
+    super('The gateway shut down before this response finished.');
+  }
+}
+
 /** The abort reason of a run cancelled through `POST /v1/responses/{id}/cancel`. */
 export class RunCancelled extends Error {
   constructor() {
@@ -267,8 +274,8 @@ export class Engine {
 
   /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
   private async begin(acc: ResponseAccumulator, turn: PreparedTurn): Promise<void> {
-    if (turn.request.store) await this.saveQuietly(acc.response, turn);
     acc.start();
+    if (turn.request.store) await this.saveQuietly(acc.response, turn);
   }
 
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
@@ -290,6 +297,7 @@ export class Engine {
   private async fail(acc: ResponseAccumulator, turn: PreparedTurn, err: unknown, signal: AbortSignal): Promise<ResponseObject> {
     if (!acc.started) acc.start();
     if (signal.aborted && signal.reason instanceof RunCancelled) return this.finish(acc, turn, { status: 'cancelled' });
+    if (signal.aborted && signal.reason instanceof GatewayShutdown) return this.finish(acc, turn, { status: 'failed', error: { code: 'server_error', message: signal.reason.message } });
     if (signal.aborted) {
       return this.finish(acc, turn, { status: 'failed', error: { code: 'client_disconnected', message: 'The client disconnected before the response was complete.' } });
     }

@@ -224,7 +224,7 @@ class Connection {
       const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious: (id) => this.resolvePrevious(id) });
       await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
         onSettled: (record) => {
-          this.remember(record);
+          if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record);
         },
       });
     } catch (err) {
