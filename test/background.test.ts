@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse, scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
-import { checkStreamInvariants } from './helpers/spec.js';
+import { checkStreamInvariants, validateStreamEvent } from './helpers/spec.js';
 
 const SLOW = { rounds: [{ text: 'one two three four five six seven eight nine ten', chunks: 10, delay_ms: 60 }] };
 
@@ -58,7 +58,7 @@ describe('background runs', () => {
     expect(rest[0].sequence_number).toBe(lastSeen + 1);
     const all = [...firstEvents, ...rest];
     all.forEach((e, i) => expect(e.sequence_number).toBe(i));
-    checkStreamInvariants(all as any);
+    expect(checkStreamInvariants(all as any)).toEqual([]);
     expect(all.at(-1)!.type).toBe('response.completed');
 
     // after the run, the whole stream replays from the log
@@ -81,7 +81,8 @@ describe('background runs', () => {
     );
     expect(events[0].response.status).toBe('queued');
     expect(events.at(-1)!.type).toBe('response.completed');
-    checkStreamInvariants(events as any);
+    for (const event of events) expect(validateStreamEvent(event)).toEqual([]);
+    expect(checkStreamInvariants(events as any)).toEqual([]);
   });
 
   it('cancels mid-run: the upstream request is aborted and the status is cancelled', async () => {

@@ -176,7 +176,12 @@ export function checkStreamInvariants(events: readonly Ev[]): string[] {
     if (e.sequence_number !== i) fail(`event #${i} (${e.type}) has sequence_number ${String(e.sequence_number)}, expected ${i}`);
   });
   if (events[0]?.type !== 'response.created') fail(`first event is ${events[0]?.type}, expected response.created`);
-  if (events[1]?.type !== 'response.in_progress') fail(`second event is ${events[1]?.type}, expected response.in_progress`);
+  // a background response is created queued: created → queued → in_progress
+  const queued = (events[0] as { response?: { status?: string } } | undefined)?.response?.status === 'queued';
+  const lifecycle = queued ? ['response.queued', 'response.in_progress'] : ['response.in_progress'];
+  lifecycle.forEach((type, k) => {
+    if (events[k + 1]?.type !== type) fail(`event #${k + 1} is ${events[k + 1]?.type}, expected ${type}`);
+  });
   const terminals = events.map((e, i) => [e.type, i] as const).filter(([t]) => TERMINAL_TYPES.has(t));
   if (terminals.length !== 1) fail(`expected exactly one terminal event, got ${JSON.stringify(terminals)}`);
   else if (terminals[0][1] !== events.length - 1) fail(`terminal event ${terminals[0][0]} is at #${terminals[0][1]}, not last (#${events.length - 1})`);
