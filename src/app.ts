@@ -4,6 +4,7 @@ import type { Config } from './config/config.js';
 import { BackgroundRunner } from './engine/background.js';
 import { Engine } from './engine/turn.js';
 import { createHttpServer } from './http/server.js';
+import { attachResponsesWebSocket } from './http/websocket.js';
 import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
 import { setUpWebSearch } from './search/setup.js';
@@ -88,6 +89,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     routes: [...conversationRoutes(conversations, config.limits.maxBodyBytes)],
     listModels: async () => ({ object: 'list', data: [{ id: simulator ? 'switchyard-sim' : 'default', object: 'model', created: 0, owned_by: 'switchyard' }] }),
   });
+  const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -105,6 +107,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // stop accepting, drop idle keep-alive sockets, give running turns a moment, then cut the rest
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // upgraded sockets are not HTTP connections: server.close() would wait for them forever
+      await responsesWs.close();
       const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
