@@ -12,6 +12,7 @@ import { startSimulator, type Simulator } from './simulate/server.js';
 import { SqliteResponseStore } from './store/sqlite.js';
 import { SqliteConversationStore } from './store/sqlite-conversations.js';
 import { conversationRoutes } from './http/conversations-routes.js';
+import { compactRoutes } from './http/compact-routes.js';
 import type { ResponseStore } from './store/store.js';
 import type { DeclareContext, RequestContext } from './tools/handler.js';
 import type { GatewayExecution } from './tools/types.js';
@@ -86,7 +87,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     maxBodyBytes: config.limits.maxBodyBytes,
     log,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
-    routes: [...conversationRoutes(conversations, config.limits.maxBodyBytes)],
+    routes: [
+      ...conversationRoutes(conversations, config.limits.maxBodyBytes),
+      ...compactRoutes({ engine, upstream, upstreamBaseUrl: upstreamUrl, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
+    ],
     listModels: async () => ({ object: 'list', data: [{ id: simulator ? 'switchyard-sim' : 'default', object: 'model', created: 0, owned_by: 'switchyard' }] }),
   });
   const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });

@@ -23,18 +23,20 @@ import {
   parseContextManagement,
   SUMMARY_MESSAGE_PREFIX,
 } from '../src/engine/compaction.js';
+import { approvalDigest } from '../src/engine/approvals.js';
 import { toModelItems } from '../src/engine/conversation.js';
 import { countInputTokens, estimateTokens, tokenizeUrl } from '../src/engine/token-count.js';
 import { Engine } from '../src/engine/turn.js';
 import { GatewayError } from '../src/errors.js';
 import { compactRoutes } from '../src/http/compact-routes.js';
 import { sendError } from '../src/http/json.js';
-import { createResponse } from '../src/http/responses-routes.js';
 import { matchRoute, type Route } from '../src/http/router.js';
 import { McpService } from '../src/mcp/service.js';
 import type { ModelItem } from '../src/protocol/model.js';
+import type { ResponseObject } from '../src/protocol/responses.js';
 import { startSimulator, type Simulator } from '../src/simulate/server.js';
 import { SqliteResponseStore } from '../src/store/sqlite.js';
+import { SqliteConversationStore } from '../src/store/sqlite-conversations.js';
 import type { DeclareContext } from '../src/tools/handler.js';
 import { ToolRegistry } from '../src/tools/registry.js';
 import { ChatCompletionsUpstream } from '../src/upstream/chat-completions.js';
@@ -46,6 +48,7 @@ const SUMMARY = 'SUMMARY-7f3: the user is planning a trip to Oslo in May; decide
 let simulator: Simulator;
 let dataDir: string;
 let store: SqliteResponseStore;
+let conversations: SqliteConversationStore;
 let upstream: ChatCompletionsUpstream;
 let mcp: McpService;
 let engine: Engine;
@@ -68,12 +71,11 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The test's HTTP surface: the given routes plus `POST /v1/responses`, errors in the OpenAI shape. */
+/** The test's HTTP surface: the given routes, errors in the OpenAI shape (as src/http/server.ts sends them). */
 async function startHttp(routes: Route[]): Promise<{ url: string; server: Server }> {
-  const all: Route[] = [...routes, { method: 'POST', path: '/v1/responses', handle: (req, res) => createResponse({ engine, store, maxBodyBytes: 1 << 20 }, req, res) }];
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const match = matchRoute(all, req.method ?? 'GET', path);
+    const match = matchRoute(routes, req.method ?? 'GET', path);
     const run = async () => {
       if (match === undefined || match === 'method_not_allowed') throw new GatewayError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${path}`);
       await match.route.handle(req, res, match.params, new URLSearchParams());
@@ -84,6 +86,14 @@ async function startHttp(routes: Route[]): Promise<{ url: string; server: Server
     });
   });
   return { url: await listen(server), server };
+}
+
+/** A stored, completed response (what `POST /v1/responses` does for a blocking request). */
+async function createStored(body: Record<string, unknown>): Promise<ResponseObject> {
+  const turn = await engine.prepare({ model: MODEL, ...body, store: true });
+  const response = await engine.run(turn, null, new AbortController().signal);
+  expect(response.status).toBe('completed');
+  return response;
 }
 
 function routesFor(upstreamBaseUrl: string, tokenizeTimeoutMs?: number): Route[] {
@@ -98,9 +108,10 @@ beforeAll(async () => {
   const log = pino({ level: 'silent' });
   upstream = new ChatCompletionsUpstream({ ...config.upstream, baseUrl: simulator.url }, config.upstream.reasoningReplay);
   store = new SqliteResponseStore(config.dataDir);
+  conversations = new SqliteConversationStore(config.dataDir);
   mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const declare: DeclareContext = { executionFor: () => undefined, logOnce: () => undefined, mcp };
-  engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest }, log);
+  engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations }, log);
   gateway = await startHttp(routesFor(simulator.url));
   client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0 });
 
@@ -126,6 +137,7 @@ afterAll(async () => {
   await upstream.close();
   await mcp.close();
   await store.close();
+  await conversations.close();
   await simulator.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -205,7 +217,7 @@ describe('POST /v1/responses/compact', () => {
     const from = simulator.requests.length;
     const response = await engine.run(turn, null, new AbortController().signal);
     expect(response.status).toBe('completed');
-    expect(response.output_text ?? (response.output[0] as any).content[0].text).toBe('You said: Message 20 (user): so which hotel should I book?');
+    expect((response.output[0] as any).content[0].text).toBe('You said: Message 20 (user): so which hotel should I book?');
 
     const messages = simulator.requests[from].body.messages as Array<{ role: string; content: string }>;
     expect(messages).toEqual([
@@ -240,8 +252,8 @@ describe('POST /v1/responses/compact', () => {
   });
 
   it('compacts a stored chain by previous_response_id: the kept items come from the history', async () => {
-    const first = await client.responses.create({ model: MODEL, input: 'Plan a trip to Bergen.' });
-    const second = await client.responses.create({ model: MODEL, previous_response_id: first.id, input: 'By boat, please.' });
+    const first = await createStored({ input: 'Plan a trip to Bergen.' });
+    const second = await createStored({ previous_response_id: first.id, input: 'By boat, please.' });
     const from = simulator.requests.length;
     const compacted = await client.responses.compact({ model: MODEL, previous_response_id: second.id });
     // kept: the last user message (stored input of `second`) and the answer after it, verbatim
@@ -277,6 +289,25 @@ describe('POST /v1/responses/compact', () => {
     expect(status).toBe(404);
     expect(body.error).toMatchObject({ param: 'previous_response_id', code: 'previous_response_not_found' });
     await expect(client.responses.compact({ model: MODEL, previous_response_id: 'resp_doesnotexist' })).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('neither consumes nor rejects a pending mcp_approval_response (compact and input_tokens)', async () => {
+    const first = await createStored({ input: 'Echo hi.' });
+    const request = { id: 'mcpr_pending1', type: 'mcp_approval_request', server_label: 'srv', name: 'echo', arguments: '{"text":"hi"}' };
+    const record = (await store.get(first.id))!;
+    await store.save({ ...record, response: { ...record.response, output: [...record.response.output, request as any] } });
+    await store.recordApproval(request.id, approvalDigest(request));
+    const answer = { type: 'mcp_approval_response', approval_request_id: request.id, approve: true };
+
+    const counted = await post('/v1/responses/input_tokens', { model: MODEL, previous_response_id: first.id, input: [answer] });
+    expect(counted.status).toBe(200);
+    const compacted = await post('/v1/responses/compact', { model: MODEL, previous_response_id: first.id, input: [answer] });
+    expect(compacted.status).toBe(200);
+    // kept: the user message and everything after it, the answer included (now with an id)
+    expect(compacted.body.output.map((i: any) => i.type)).toEqual(['compaction', 'message', 'message', 'mcp_approval_request', 'mcp_approval_response']);
+    expect(compacted.body.output[4]).toEqual({ id: expect.stringMatching(/^mcpa_/), ...answer });
+    // still usable by the real turn
+    expect(await store.consumeApproval(request.id, approvalDigest(request))).toBe('ok');
   });
 
   it('answers an upstream failure with an OpenAI-shaped 5xx', async () => {
@@ -318,13 +349,16 @@ describe('POST /v1/responses/input_tokens', () => {
     expect(withTools.input_tokens).toBeGreaterThan(8 + 10);
   });
 
-  it('counts a previous_response_id chain, and 404s an unknown one', async () => {
-    const first = await client.responses.create({ model: MODEL, input: 'Hello, world!' });
+  it('counts a previous_response_id chain and a conversation, 404s an unknown id, 400s a missing model', async () => {
+    const first = await createStored({ input: 'Hello, world!' });
     // user (8) + assistant "You said: Hello, world!" (23 chars → 4 + 6) + user "Again." (4 + 2)
     const counted = await client.responses.inputTokens.count({ model: MODEL, previous_response_id: first.id, input: 'Again.' });
     expect(counted.input_tokens).toBe(8 + 10 + 6);
     const { status } = await post('/v1/responses/input_tokens', { model: MODEL, previous_response_id: 'resp_nope', input: 'x' });
     expect(status).toBe(404);
+    // a conversation's items count too
+    const conversation = await conversations.create({}, [{ id: 'msg_c1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'Hello, world!' }] }]);
+    expect((await client.responses.inputTokens.count({ model: MODEL, conversation: conversation.id, input: 'Again.' })).input_tokens).toBe(8 + 6);
     const missing = await post('/v1/responses/input_tokens', { input: 'x' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.param).toBe('model');

@@ -3,6 +3,7 @@ import type { ModelItem, ModelPart } from '../protocol/model.js';
 import type { JsonObject } from '../protocol/responses.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { mcpModelName } from '../mcp/naming.js';
+import { compactionToModelItem } from './compaction.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import { flattenedName } from '../tools/handlers/namespace.js';
 import { TOOL_SEARCH_NAME } from '../tools/handlers/tool-search.js';
@@ -54,6 +55,12 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
         const tools = Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [];
         const names = tools.map((t) => (t.type === 'namespace' ? `${String(t.name)} (namespace)` : String(t.name ?? t.type)));
         out.push({ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' });
+        break;
+      }
+      case 'compaction': {
+        // a summary this gateway made stands for the conversation before it
+        const summary = compactionToModelItem(item);
+        if (summary) out.push(summary);
         break;
       }
       case 'mcp_approval_request':

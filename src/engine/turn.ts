@@ -11,6 +11,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
 import { CitationBook } from './citations.js';
+import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
@@ -79,6 +80,8 @@ export interface PreparedTurn {
   approvedCalls: ApprovedCall[];
   /** Set by `run`. */
   hooks?: RunHooks;
+  /** `context_management` compacted the conversation: its item leads the output. */
+  autoCompaction?: AutoCompaction;
 }
 
 /**
@@ -134,10 +137,12 @@ export class Engine {
 
     const conversation: ModelItem[] = [];
     if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
-    // one pass over history and input: an approval request (history) pairs with its answer (input)
-    conversation.push(...toModelItems([...history, ...inputItems], registry));
+    // one pass over history and input: an approval request (history) pairs with its answer (input);
+    // a compaction item stands for everything before it
+    const effective = applyCompactions([...history, ...inputItems]);
+    conversation.push(...toModelItems(effective, registry));
 
-    return {
+    const turn: PreparedTurn = {
       request,
       registry,
       inputItems: inputItems as Item[],
@@ -156,6 +161,15 @@ export class Engine {
       preludeItems,
       approvedCalls,
     };
+    const contextManagement = parseContextManagement((body as JsonObject).context_management);
+    if (contextManagement) {
+      const auto = await maybeCompact(this.upstream, turn, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: this.log });
+      if (auto) {
+        turn.conversation = auto.conversation;
+        turn.autoCompaction = auto;
+      }
+    }
+    return turn;
   }
 
   /**
@@ -275,6 +289,12 @@ export class Engine {
   /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
   private async begin(acc: ResponseAccumulator, turn: PreparedTurn): Promise<void> {
     acc.start();
+    const auto = turn.autoCompaction;
+    if (auto) {
+      const index = acc.addItem(auto.item as unknown as Item);
+      acc.doneItem(index, auto.item as unknown as Item);
+      acc.addUsage(auto.usage.input_tokens, auto.usage.output_tokens, auto.usage.input_tokens_details.cached_tokens, auto.usage.output_tokens_details.reasoning_tokens);
+    }
     if (turn.request.store) await this.saveQuietly(acc.response, turn);
   }
 
