@@ -1,19 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
 import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../search/setup.js';
+import type { UpstreamOptions } from '../upstream/client.js';
 
-export interface UpstreamConfig {
+/** The upstream: where it is, which dialect, and the transport settings (see UpstreamOptions). */
+export interface UpstreamConfig extends Omit<UpstreamOptions, 'baseUrl'> {
   /** Base URL including `/v1`; null = the built-in simulated model. */
   url: string | null;
   api: 'chat' | 'responses';
-  apiKey?: string;
-  connectTimeoutMs: number;
-  firstTokenTimeoutMs: number;
-  idleTimeoutMs: number;
-  maxRetries: number;
-  retryBaseDelayMs: number;
-  /** Most upstream connections at once; 0 = no limit (one per open stream). */
-  connections: number;
   /** Send earlier reasoning back to the model, under which field (interleaved thinking). */
   reasoningReplay: 'none' | 'reasoning' | 'reasoning_content';
 }

@@ -243,7 +243,8 @@ function parseTruncation(value: unknown): 'auto' | 'disabled' {
   return value;
 }
 
-function parseMetadata(value: unknown): Record<string, string> {
+/** `metadata`: at most 16 pairs, keys ≤ 64 characters, string values ≤ 512 (responses and conversations). */
+export function parseMetadata(value: unknown): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'metadata': expected an object.", 'metadata', 'invalid_type');
   const entries = Object.entries(value);

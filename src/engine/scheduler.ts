@@ -1,4 +1,5 @@
 import type { JsonObject } from '../protocol/responses.js';
+import { parseJsonObject } from '../util/json.js';
 import { ToolTimeoutError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
 import type { PendingGatewayCall } from './round.js';
 
@@ -33,7 +34,7 @@ export async function runGatewayCalls(
     }
     const entry = pending.entry!;
     const execution = entry.execution!;
-    const invocation = { call: pending.call, entry, args: parseArguments(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
+    const invocation = { call: pending.call, entry, args: parseJsonObject(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
     const state = execution.begin(invocation, emitter);
     return async () => {
       const outcome = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: emitter }, execution.timeoutMs, signal);
@@ -106,7 +107,7 @@ function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; 
   if (!entry.execution) {
     return { outcome: { output: `Error: tool '${call.modelName}' is not available on this gateway.`, isError: true } };
   }
-  const args = parseArguments(call.arguments);
+  const args = parseJsonObject(call.arguments);
   if (args === undefined) {
     return {
       outcome: { output: `Error: the arguments for '${call.modelName}' are not a valid JSON object: ${truncate(call.arguments, 200)}`, isError: true },
@@ -114,16 +115,6 @@ function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; 
     };
   }
   return null;
-}
-
-function parseArguments(text: string): JsonObject | undefined {
-  if (text.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function errorMessage(err: unknown): string {

@@ -9,6 +9,8 @@ import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
 import { approvalDigest, resolveApprovals, type ApprovedCall } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
+import { normalizeStoredItem } from '../util/items.js';
+import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
 import { CitationBook } from './citations.js';
 import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
@@ -112,7 +114,7 @@ export class Engine {
       if (!items) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
       history.push(...(items as JsonObject[]));
     }
-    const inputItems = request.input.map(withId);
+    const inputItems = request.input.map((item) => normalizeStoredItem(item) as JsonObject);
     checkOutputsPaired(history, inputItems);
 
     const mcpCount = request.tools.filter((t) => t.type === 'mcp').length;
@@ -250,7 +252,7 @@ export class Engine {
       let calls = result.gatewayCalls.filter((pending) => {
         const execution = pending.entry?.execution;
         if (!execution?.requiresApproval || !pending.entry) return true;
-        const args = parseObject(pending.call.arguments);
+        const args = parseJsonObject(pending.call.arguments);
         if (args === undefined) return true;
         const invocation = { call: pending.call, entry: pending.entry, args };
         if (!execution.requiresApproval(invocation)) return true;
@@ -365,16 +367,6 @@ function latestListings(history: readonly JsonObject[], input: readonly JsonObje
   return listings;
 }
 
-function parseObject(text: string): JsonObject | undefined {
-  if (text.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmitter {
   return {
     registerSources: (sources) => citations.register(sources),
@@ -383,26 +375,6 @@ function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmi
     done: (outputIndex, item) => acc.doneItem(outputIndex, item),
     newId,
   };
-}
-
-const INPUT_ID_PREFIX: Record<string, string> = {
-  message: ID_PREFIX.message,
-  function_call: ID_PREFIX.functionCall,
-  function_call_output: ID_PREFIX.functionCallOutput,
-  custom_tool_call: ID_PREFIX.customToolCall,
-  custom_tool_call_output: 'ctco',
-  reasoning: ID_PREFIX.reasoning,
-};
-
-/** Input items are stored with ids (clients may omit them); message content is normalized to parts. */
-function withId(item: JsonObject): JsonObject {
-  let out = item;
-  if (item.type === 'message' && typeof item.content === 'string') {
-    out = { ...item, content: [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content, ...(item.role === 'assistant' ? { annotations: [] } : {}) }] };
-  }
-  if (typeof out.id !== 'string') out = { id: newId(INPUT_ID_PREFIX[String(out.type)] ?? ID_PREFIX.item), ...out };
-  if (out.type === 'message' && out.status === undefined) out = { ...out, status: 'completed' };
-  return out;
 }
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */

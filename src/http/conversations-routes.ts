@@ -1,11 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { invalidRequest, notFound, type GatewayError } from '../errors.js';
-import { validateInputItem } from '../engine/request.js';
+import { parseMetadata, validateInputItem } from '../engine/request.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { Conversation, ConversationStore } from '../store/conversations.js';
-import { normalizeConversationItem } from '../store/sqlite-conversations.js';
+import { normalizeStoredItem } from '../util/items.js';
 import { isPlainObject } from '../tools/validate.js';
 import { readJsonBody, sendJson } from './json.js';
+import { parseListQuery } from './list-query.js';
 import type { Route } from './router.js';
 
 /** At most this many items per create / append request (as OpenAI limits them). */
@@ -77,14 +78,8 @@ export function conversationRoutes(store: ConversationStore, maxBodyBytes: numbe
       method: 'GET',
       path: ITEMS,
       handle: async (_req, res, [id], query) => {
-        const limitText = query.get('limit');
-        const limit = limitText === null ? 20 : Number(limitText);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidRequest("Invalid 'limit': expected an integer from 1 to 100.", 'limit');
-        const order = query.get('order') ?? 'desc';
-        if (order !== 'asc' && order !== 'desc') throw invalidRequest("Invalid 'order': expected 'asc' or 'desc'.", 'order');
-        const after = query.get('after') ?? undefined;
         // `include` asks for extra fields the gateway does not store; it is accepted and ignored
-        const page = await store.listItems(id, { limit, order, after });
+        const page = await store.listItems(id, parseListQuery(query));
         if (!page) throw conversationNotFound(id);
         sendJson(res, 200, { object: 'list', data: page.data, first_id: page.firstId, last_id: page.lastId, has_more: page.hasMore });
       },
@@ -149,21 +144,8 @@ function parseItems(value: unknown, required: boolean): Item[] {
     // a reference only means something inside a turn; a conversation holds the items themselves
     if (item.type === 'item_reference') throw invalidRequest(`Invalid value for '${param}.type': an item_reference cannot be stored in a conversation; add the item itself.`, `${param}.type`, 'invalid_value');
     if (item.id !== undefined && (typeof item.id !== 'string' || item.id.length === 0)) throw invalidRequest(`Invalid type for '${param}.id': expected a non-empty string.`, `${param}.id`, 'invalid_type');
-    return normalizeConversationItem(item);
+    return normalizeStoredItem(item);
   });
-}
-
-/** Metadata as on responses: at most 16 pairs, keys ≤ 64 characters, string values ≤ 512. */
-function parseMetadata(value: unknown): Record<string, string> {
-  if (value === undefined || value === null) return {};
-  if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'metadata': expected an object.", 'metadata', 'invalid_type');
-  const entries = Object.entries(value);
-  if (entries.length > 16) throw invalidRequest("Invalid 'metadata': at most 16 key-value pairs.", 'metadata', 'invalid_value');
-  for (const [key, v] of entries) {
-    if (key.length > 64) throw invalidRequest(`Invalid 'metadata': key '${key.slice(0, 20)}…' is longer than 64 characters.`, `metadata.${key}`, 'invalid_value');
-    if (typeof v !== 'string' || v.length > 512) throw invalidRequest(`Invalid 'metadata.${key}': values must be strings of at most 512 characters.`, `metadata.${key}`, 'invalid_value');
-  }
-  return value as Record<string, string>;
 }
 
 function conversationNotFound(id: string): GatewayError {

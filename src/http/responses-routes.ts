@@ -4,6 +4,7 @@ import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
 import { readJsonBody, sendError, sendJson } from './json.js';
+import { parseListQuery } from './list-query.js';
 import { SseWriter } from './sse-writer.js';
 
 export interface ResponsesRouteDeps {
@@ -117,13 +118,7 @@ export async function deleteResponse(deps: ResponsesRouteDeps, id: string, res: 
 }
 
 export async function listInputItems(deps: ResponsesRouteDeps, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
-  const limitText = query.get('limit');
-  const limit = limitText === null ? 20 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidRequest("Invalid 'limit': expected an integer from 1 to 100.", 'limit');
-  const order = query.get('order') ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw invalidRequest("Invalid 'order': expected 'asc' or 'desc'.", 'order');
-  const after = query.get('after') ?? undefined;
-  const page = await deps.store.listInputItems(id, { limit, order, after });
+  const page = await deps.store.listInputItems(id, parseListQuery(query));
   if (!page) throw notFound(`Response with id '${id}' not found.`);
   sendJson(res, 200, { object: 'list', data: page.data, first_id: page.firstId, last_id: page.lastId, has_more: page.hasMore });
 }

@@ -1,5 +1,6 @@
 import type { McpServerRef, McpService } from '../mcp/service.js';
 import { finishResults, isWebUrl, SearchProviderError, str, withSiteOperators, type SearchProvider, type SearchRequest, type SearchResult } from './provider.js';
+import { untilAborted } from '../util/abort.js';
 
 /**
  * Web search delegated to a search tool on an operator-configured MCP server. The tool is called
@@ -43,24 +44,6 @@ export class McpSearchProvider implements SearchProvider {
   }
 }
 
-/** Settles with `promise`, or rejects with the signal's reason as soon as it aborts (for callbacks that ignore it). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}
 
 /**
  * The `mcpSearch` callback for createSearchProvider, on top of McpService: calls `tool` on

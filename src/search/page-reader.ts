@@ -2,6 +2,7 @@ import type { LookupFunction } from 'node:net';
 import { TextDecoder } from 'node:util';
 import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, resolveOutbound, type OutboundPolicy } from '../net/outbound-guard.js';
 import { htmlToText } from './html-to-text.js';
+import { untilAborted } from '../util/abort.js';
 
 /**
  * Opens pages for the model (`open_page` / `find_in_page`): URLs come from search results or the
@@ -112,24 +113,6 @@ function sniffKind(bytes: Uint8Array): { kind: Kind; mediaType: string } {
   return { kind: 'text', mediaType: 'text/plain' };
 }
 
-/** Settles with `promise`, or rejects with the signal's reason once it aborts (DNS lookups cannot be cancelled). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}
 
 /** Reads at most `maxBytes` of a body; more is cut (and the rest of the stream cancelled). */
 async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {

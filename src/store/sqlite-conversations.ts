@@ -1,35 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { ID_PREFIX, type Item, type JsonObject } from '../protocol/responses.js';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './sqlite-file.js';
+import type { Item } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
+import { normalizeStoredItem } from '../util/items.js';
 import type { Conversation, ConversationStore } from './conversations.js';
 import type { ItemPage, ListOptions } from './store.js';
-
-/** Id prefixes for items that arrive without one (as the responses input items get them). */
-const ITEM_ID_PREFIX: Record<string, string> = {
-  message: ID_PREFIX.message,
-  function_call: ID_PREFIX.functionCall,
-  function_call_output: ID_PREFIX.functionCallOutput,
-  custom_tool_call: ID_PREFIX.customToolCall,
-  custom_tool_call_output: 'ctco',
-  reasoning: ID_PREFIX.reasoning,
-};
-
-/**
- * A conversation item as stored: an id minted when absent, string message content turned into
- * one text part, and `status: 'completed'` on messages — the same normalization the responses
- * input items get. Idempotent: a normalized item comes back unchanged (same object).
- */
-export function normalizeConversationItem(item: Item | JsonObject): Item {
-  let out = item as JsonObject;
-  if (out.type === 'message' && typeof out.content === 'string') {
-    out = { ...out, content: [{ type: out.role === 'assistant' ? 'output_text' : 'input_text', text: out.content, ...(out.role === 'assistant' ? { annotations: [] } : {}) }] };
-  }
-  if (typeof out.id !== 'string') out = { id: newId(ITEM_ID_PREFIX[String(out.type)] ?? ID_PREFIX.item), ...out };
-  if (out.type === 'message' && out.status === undefined) out = { ...out, status: 'completed' };
-  return out as Item;
-}
 
 interface ConversationRow {
   id: string;
@@ -63,15 +38,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly deleteTx: (id: string) => boolean;
 
   constructor(dataDir: string | ':memory:') {
-    let file = ':memory:';
-    if (dataDir !== ':memory:') {
-      mkdirSync(dataDir, { recursive: true });
-      file = join(dataDir, 'switchyard.db');
-    }
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openDatabase(dataDir);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS conversations (
         id TEXT PRIMARY KEY,
@@ -130,7 +97,7 @@ export class SqliteConversationStore implements ConversationStore {
 
   async create(metadata: Record<string, string>, items: Item[]): Promise<Conversation> {
     const conversation: Conversation = { id: newId('conv'), object: 'conversation', created_at: Math.floor(Date.now() / 1000), metadata: { ...metadata } };
-    this.createTx(conversation, items.map((item) => normalizeConversationItem(item)));
+    this.createTx(conversation, items.map((item) => normalizeStoredItem(item)));
     return conversation;
   }
 
@@ -154,7 +121,7 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async appendItems(id: string, items: Item[]): Promise<boolean> {
-    return this.appendTx(id, items.map((item) => normalizeConversationItem(item)));
+    return this.appendTx(id, items.map((item) => normalizeStoredItem(item)));
   }
 
   async listItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {

@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './sqlite-file.js';
 import { pageItems, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
 
 /**
@@ -26,15 +25,7 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly deleteEvents: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
-    let file = ':memory:';
-    if (dataDir !== ':memory:') {
-      mkdirSync(dataDir, { recursive: true });
-      file = join(dataDir, 'switchyard.db');
-    }
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openDatabase(dataDir);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS responses (
         id TEXT PRIMARY KEY,

@@ -21,5 +21,6 @@ export interface UpstreamOptions {
   /** Retries of connection failures and 5xx, only before the upstream's first byte. */
   maxRetries: number;
   retryBaseDelayMs: number;
+  /** Most upstream connections at once; 0 = no limit (one per open stream). */
   connections: number;
 }
