@@ -273,7 +273,9 @@ describe('upstream failures', () => {
     expect(id).toBeDefined();
     const stored = await getResponse(tg.baseURL, id!);
     expect(stored.body.status).toBe('failed');
-    expect(stored.body.error.code).toBe(error.code);
+    // the HTTP error names the cause; the stored response uses the Responses error vocabulary
+    expect(error.code).toBe('upstream_disconnected');
+    expect(stored.body.error.code).toBe('server_error');
     await expectServesNormally();
   });
 

@@ -135,3 +135,22 @@ describe('classifyRound', () => {
     expect(classifyRound(true, 1, 9, 10)).toBe('requires_client_action');
   });
 });
+
+describe('registry invariant', () => {
+  it('a registered name whose ownership and call shape disagree fails the round with server_error', async () => {
+    const { ToolRegistry } = await import('../src/tools/registry.js');
+    const { RoundTranslator, RegistryInvariantError } = await import('../src/engine/round.js');
+    const { ResponseAccumulator } = await import('../src/engine/accumulator.js');
+    const registry = new ToolRegistry();
+    registry.add({ modelName: 'broken', fn: { name: 'broken' }, shape: 'gateway', identity: { type: 'function', name: 'broken' }, owner: 'client', declaredAt: 'tools[0]' });
+    const acc = new ResponseAccumulator({ output: [] } as any, null);
+    const translator = new RoundTranslator(acc, registry);
+    expect(() => translator.push({ kind: 'tool_call_start', index: 0, callId: 'c1', name: 'broken' })).toThrow(RegistryInvariantError);
+    try {
+      translator.push({ kind: 'tool_call_start', index: 1, callId: 'c2', name: 'broken' });
+    } catch (err) {
+      expect((err as InstanceType<typeof RegistryInvariantError>).status).toBe(500);
+      expect((err as Error).message).toMatch(/tools\[0\]/);
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { GatewayError } from '../errors.js';
 import type { FinishReason, ModelItem, RawEvent } from '../protocol/model.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelCall, RegistryEntry } from '../tools/types.js';
@@ -21,6 +22,21 @@ export interface RoundResult {
   gatewayCalls: PendingGatewayCall[];
   /** What the model said this round, as it will see it in the next one. */
   modelItems: ModelItem[];
+}
+
+/**
+ * A registered name whose entry cannot be served (ownership and call shape disagree) is a gateway
+ * bug, not a model mistake: the turn fails with `server_error` and the operator sees it logged.
+ */
+export class RegistryInvariantError extends GatewayError {
+  constructor(entry: RegistryEntry) {
+    super(500, 'server_error', 'server_error', `Tool '${entry.modelName}' (${entry.declaredAt}) is registered as ${entry.owner}-owned with call shape '${entry.shape}', which cannot be served.`);
+  }
+}
+
+function assertConsistent(entry: RegistryEntry): void {
+  const clientShape = entry.shape === 'function' || entry.shape === 'custom' || entry.shape === 'tool_search';
+  if ((entry.owner === 'client') !== clientShape) throw new RegistryInvariantError(entry);
 }
 
 interface OpenCall {
@@ -155,6 +171,7 @@ export class RoundTranslator {
     this.closeReasoning();
     this.closeMessage();
     const entry = this.registry.lookup(name);
+    if (entry) assertConsistent(entry);
     let stream: OpenCall['stream'] = null;
     if (entry && entry.owner === 'client') {
       if (entry.shape === 'function') stream = new FunctionCallStream(this.acc, callId, entry);

@@ -18,7 +18,7 @@ import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
-import { RoundTranslator } from './round.js';
+import { RegistryInvariantError, RoundTranslator } from './round.js';
 import { runGatewayCalls } from './scheduler.js';
 
 export interface EngineOptions {
@@ -82,6 +82,8 @@ export interface PreparedTurn {
   approvedCalls: ApprovedCall[];
   /** Set by `run`. */
   hooks?: RunHooks;
+  /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
+  failure?: GatewayError;
   /** `context_management` compacted the conversation: its item leads the output. */
   autoCompaction?: AutoCompaction;
 }
@@ -323,8 +325,9 @@ export class Engine {
     if (signal.aborted) {
       return this.finish(acc, turn, { status: 'failed', error: { code: 'client_disconnected', message: 'The client disconnected before the response was complete.' } });
     }
+    if (err instanceof GatewayError) turn.failure = err;
     const error = err instanceof GatewayError ? { code: 'server_error', message: err.message } : { code: 'server_error', message: 'The gateway failed while generating the response.' };
-    if (!(err instanceof GatewayError)) this.log.error({ err }, 'turn failed');
+    if (!(err instanceof GatewayError) || err instanceof RegistryInvariantError) this.log.error({ err }, 'turn failed');
     else this.log.warn({ code: err.code, message: err.message }, 'turn failed');
     return this.finish(acc, turn, { status: 'failed', error });
   }

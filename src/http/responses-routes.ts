@@ -50,8 +50,10 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
     }
     const response = await deps.engine.run(turn, null, controller.signal);
     if (response.status === 'failed' && response.error) {
-      // a blocking turn that failed after generation began: the client gets an error, the failed response stays stored
-      sendError(res, new GatewayError(502, 'upstream_error', response.error.code, `${response.error.message} (response ${response.id})`));
+      // a blocking turn that failed after generation began: the client gets an error (the upstream
+      // failure's own status where known), the failed response stays stored
+      const cause = turn.failure;
+      sendError(res, new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? response.error.code, `${response.error.message} (response ${response.id})`));
       return;
     }
     sendJson(res, 200, response);

@@ -39,8 +39,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return this.ended || this.failure !== null;
   }
 
+  /** Why the exchange was aborted by us (undici reports its own error type). */
+  abortReason: Error | null = null;
+
   /** Aborts the exchange (client gone, timeout); safe at any point. */
   abort(reason: Error): void {
+    this.abortReason ??= reason;
     if (this.controller) {
       if (!this.controller.aborted) this.controller.abort(reason);
     } else {

@@ -93,7 +93,7 @@ export class UpstreamTransport {
     } catch (err) {
       if (signal.aborted) throw abortedError();
       if (err instanceof GatewayError) throw err;
-      if (err instanceof FirstTokenTimeout) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream sent nothing within ${this.options.firstTokenTimeoutMs} ms.`);
+      if (err instanceof FirstTokenTimeout || exchange.abortReason instanceof FirstTokenTimeout) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream sent nothing within ${this.options.firstTokenTimeoutMs} ms.`);
       if (err instanceof undiciErrors.BodyTimeoutError) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream stream was idle for more than ${this.options.idleTimeoutMs} ms.`);
       throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', `The upstream connection failed mid-stream: ${(err as Error).message}`);
     } finally {
