@@ -66,6 +66,11 @@ function onSignal(close: () => Promise<void>): void {
   process.on('SIGTERM', stop);
 }
 
+// a promise rejection nobody handled is a bug, but it must not take every open request down with it
+process.on('unhandledRejection', (reason) => {
+  console.error('unhandled rejection (a bug, reported and survived):', reason);
+});
+
 main(process.argv.slice(2)).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);

@@ -38,6 +38,23 @@ describe('background runs', () => {
     expect(done.output_text).toBe('one two three four five six seven eight nine ten');
   });
 
+  it('an upstream refusal before the first event still settles the run: failed, with a terminal event', async () => {
+    const created = await client.responses.create({ model: 'm', input: scripted({ rounds: [{ status: 400, error: 'context too long' }] }), background: true });
+    const failed = await waitFor(async () => {
+      const r = await client.responses.retrieve(created.id);
+      return r.status === 'failed' ? r : undefined;
+    });
+    expect(failed.error?.message).toMatch(/context too long/);
+    const events = await readSse(await fetch(`${tg.baseURL}/responses/${created.id}?stream=true`));
+    expect(events.map((e) => e.type)).toEqual(['response.created', 'response.queued', 'response.in_progress', 'response.failed']);
+
+    // streamed from the start, the same run ends with its events rather than an empty body
+    const live = await readSse(
+      await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: scripted({ rounds: [{ status: 400, error: 'nope' }] }), background: true, stream: true }) }),
+    );
+    expect(live.at(-1)!.type).toBe('response.failed');
+  });
+
   it('requires store: true', async () => {
     await expect(client.responses.create({ model: 'm', input: 'x', background: true, store: false })).rejects.toMatchObject({ status: 400, param: 'background' });
   });

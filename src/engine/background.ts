@@ -68,6 +68,8 @@ export class BackgroundRunner {
       .finally(async () => {
         await this.flush(response.id, run);
         this.runs.delete(response.id);
+        // a run that ended without settling (a bug or a store failure) must not stay queued
+        await this.markFailedIfOpen(response.id, 'The background response stopped unexpectedly before it finished.').catch(() => undefined);
         await this.store.finishRun(response.id);
       });
     run.done.catch((err: unknown) => this.log.error({ err, responseId: response.id }, 'background run failed'));
@@ -91,22 +93,31 @@ export class BackgroundRunner {
    */
   async follow(id: string, after: number, write: (json: string) => void, signal: AbortSignal): Promise<void> {
     let last = after;
-    const local = this.runs.get(id);
-    const buffered: Array<{ sequence: number; json: string }> = [];
-    let replaying = true;
     let finished = false;
-    let wake: (() => void) | undefined;
     const deliver = (sequence: number, json: string) => {
       if (sequence <= last) return;
       last = sequence;
       write(json);
       if (TERMINAL.test(typeOf(json))) finished = true;
     };
+    const local = this.runs.get(id);
+    const buffered: Array<{ sequence: number; json: string }> = [];
+    let replaying = true;
+    let wake: (() => void) | undefined;
     const listener: Listener = (sequence, json) => {
       if (replaying) buffered.push({ sequence, json });
       else deliver(sequence, json);
       wake?.();
     };
+    const onAbort = () => wake?.();
+    // one listener each for the run's end and the follower's abort, for the whole follow
+    let localDone = local === undefined;
+    const settled = () => {
+      localDone = true;
+      wake?.();
+    };
+    local?.done.then(settled, settled);
+    signal.addEventListener('abort', onAbort, { once: true });
     // subscribe before reading the log, so nothing falls between the two
     local?.listeners.add(listener);
     try {
@@ -115,27 +126,24 @@ export class BackgroundRunner {
       for (const e of buffered) deliver(e.sequence, e.json);
       replaying = false;
       while (!finished && !signal.aborted) {
-        if (local && this.runs.has(id)) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            signal.addEventListener('abort', () => resolve(), { once: true });
-            local.done.finally(() => resolve());
-          });
+        if (!localDone) {
+          await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
-          if (!this.runs.has(id)) for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
-        } else {
-          // owned elsewhere (or just finished): the log is the source of truth
-          for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
-          if (!finished) await delay(100, signal);
-          const record = await this.store.get(id);
-          if (record && isTerminal(record.response.status) && !local) {
-            for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
-            break;
-          }
+          continue;
         }
+        // the run is over here, or runs elsewhere: the log is the source of truth
+        for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
+        if (finished || local) break;
+        const record = await this.store.get(id);
+        if (!record || isTerminal(record.response.status)) {
+          for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
+          break;
+        }
+        await delay(100, signal);
       }
     } finally {
       local?.listeners.delete(listener);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -173,20 +181,26 @@ export class BackgroundRunner {
   private async sweep(): Promise<void> {
     for (const id of await this.store.staleRuns(Date.now() - this.options.staleAfterMs)) {
       if (this.runs.has(id)) continue;
-      const record = await this.store.get(id);
-      if (record && !isTerminal(record.response.status)) {
-        const response = record.response;
-        response.status = 'failed';
-        response.error = { code: 'server_error', message: 'The gateway running this background response stopped before it finished; the response was not completed.' };
-        for (const item of response.output) if ((item as { status?: string }).status === 'in_progress') (item as { status?: string }).status = 'incomplete';
-        await this.store.save({ response, inputItems: record.inputItems });
-        const [lastEvent] = (await this.store.eventsAfter(id, -1)).slice(-1);
-        const sequence = lastEvent ? lastEvent.sequence + 1 : 0;
-        await this.store.appendEvents(id, [{ sequence, json: JSON.stringify({ type: 'response.failed', sequence_number: sequence, response }) }]);
+      if (await this.markFailedIfOpen(id, 'The gateway running this background response stopped before it finished; the response was not completed.')) {
         this.log.warn({ responseId: id }, 'background response interrupted by a gateway restart: marked failed');
       }
       await this.store.finishRun(id);
     }
+  }
+
+  /** Settles a stored response that is still queued or in progress as failed, with its terminal event. */
+  private async markFailedIfOpen(id: string, message: string): Promise<boolean> {
+    const record = await this.store.get(id);
+    if (!record || isTerminal(record.response.status)) return false;
+    const response = record.response;
+    response.status = 'failed';
+    response.error = { code: 'server_error', message };
+    for (const item of response.output) if ((item as { status?: string }).status === 'in_progress') (item as { status?: string }).status = 'incomplete';
+    await this.store.save({ response, inputItems: record.inputItems });
+    const [lastEvent] = (await this.store.eventsAfter(id, -1)).slice(-1);
+    const sequence = lastEvent ? lastEvent.sequence + 1 : 0;
+    await this.store.appendEvents(id, [{ sequence, json: JSON.stringify({ type: 'response.failed', sequence_number: sequence, response }) }]);
+    return true;
   }
 }
 
@@ -207,10 +221,14 @@ function sequenceOf(json: string): number {
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const onAbort = () => {
       clearTimeout(timer);
       resolve();
-    }, { once: true });
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -185,6 +185,20 @@ export class Engine {
     turn.hooks = hooks;
     const response = hooks.response ?? this.newResponse(turn);
     const acc = new ResponseAccumulator(response, sink);
+    // A background response is already stored as queued: every failure must settle it, so only a
+    // foreground turn that has emitted nothing may still fail as a plain HTTP error.
+    const mayThrow = hooks.response === undefined;
+    try {
+      return await this.loop(turn, acc, signal, drained, mayThrow);
+    } catch (err) {
+      if (acc.finished) return acc.response;
+      if (mayThrow && !acc.started && !signal.aborted) throw err;
+      // anything that escaped the loop after the start (e.g. a store write) still ends the turn
+      return this.fail(acc, turn, err, signal);
+    }
+  }
+
+  private async loop(turn: PreparedTurn, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined, mayThrow: boolean): Promise<ResponseObject> {
     const conversation = [...turn.conversation];
     const citations = new CitationBook();
     const emitter = itemEmitter(acc, citations);
@@ -220,7 +234,7 @@ export class Engine {
       try {
         batches = await this.upstream.open(request, signal);
       } catch (err) {
-        if (!acc.started && !signal.aborted) throw err;
+        if (mayThrow && !acc.started && !signal.aborted) throw err;
         return this.fail(acc, turn, err, signal);
       }
       if (!acc.started) await this.begin(acc, turn);

@@ -74,6 +74,8 @@ export class UpstreamTransport {
     let firstTimer: NodeJS.Timeout | undefined = setTimeout(() => exchange.abort(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
     const onAbort = () => exchange.abort(new Error('client disconnected'));
     signal.addEventListener('abort', onAbort, { once: true });
+    // an abort between the upstream's answer and this first read would otherwise go unnoticed
+    if (signal.aborted) onAbort();
     try {
       for (;;) {
         const next = exchange.next();
