@@ -4,6 +4,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { untilAborted } from '../util/abort.js';
 import type { McpCallResult } from './render.js';
 
 /** How to reach one MCP server. */
@@ -23,6 +24,8 @@ export interface McpPoolOptions {
   fetch: typeof fetch;
   /** Idle sessions are closed after this long. */
   idleMs: number;
+  /** The initialize handshake must finish within this. */
+  connectTimeoutMs: number;
   clientName?: string;
 }
 
@@ -39,7 +42,7 @@ export class McpClientPool {
   constructor(private readonly options: McpPoolOptions) {}
 
   async listTools(endpoint: McpEndpoint, signal: AbortSignal, timeoutMs: number, maxTools: number): Promise<McpToolInfo[]> {
-    return this.withSession(endpoint, async (client) => {
+    return this.withSession(endpoint, signal, async (client) => {
       const tools: McpToolInfo[] = [];
       let cursor: string | undefined;
       do {
@@ -56,7 +59,7 @@ export class McpClientPool {
 
   /** `tools/call`; never retried, except when the server refused it for an expired session. Abort sends the MCP cancellation notification. */
   async callTool(endpoint: McpEndpoint, name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<McpCallResult> {
-    return this.withSession(endpoint, (client) => client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<McpCallResult>);
+    return this.withSession(endpoint, signal, (client) => client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<McpCallResult>);
   }
 
   async close(): Promise<void> {
@@ -70,16 +73,18 @@ export class McpClientPool {
     return this.sessions.size;
   }
 
-  private async withSession<T>(endpoint: McpEndpoint, use: (client: Client) => Promise<T>): Promise<T> {
+  private async withSession<T>(endpoint: McpEndpoint, signal: AbortSignal, use: (client: Client) => Promise<T>): Promise<T> {
     const key = poolKey(endpoint);
-    const session = await this.session(key, endpoint);
+    // the handshake is shared by every request to this server: each caller waits only as long as it may
+    const session = await untilAborted(this.session(key, endpoint), signal);
     try {
       return await session.use(use);
     } catch (err) {
-      if (!isExpiredSession(err, session)) throw err;
-      // the server forgot our session: the request was refused, not run — start over once
+      if (!isGoneSession(err, session)) throw err;
+      // the server forgot our session, or the connection is gone: the request was refused, not
+      // run — start over once
       await this.drop(key, session);
-      const fresh = await this.session(key, endpoint);
+      const fresh = await untilAborted(this.session(key, endpoint), signal);
       return fresh.use(use);
     }
   }
@@ -88,6 +93,7 @@ export class McpClientPool {
     if (this.closed) throw new Error('MCP client pool is closed');
     let pending = this.sessions.get(key);
     if (!pending) {
+      // idle or closed by the server: the session leaves the pool
       pending = PooledSession.connect(endpoint, this.options, () => void this.dropKey(key, pending!));
       this.sessions.set(key, pending);
       pending.catch(() => {
@@ -114,6 +120,8 @@ class PooledSession {
   private idleTimer: NodeJS.Timeout | undefined;
   private active = 0;
   private closed = false;
+  /** The transport closed under us (server exited, stream dropped). */
+  dead = false;
 
   private constructor(
     private readonly client: Client,
@@ -122,6 +130,10 @@ class PooledSession {
     private readonly onIdle: () => void,
   ) {
     this.armIdleTimer();
+    client.onclose = () => {
+      this.dead = true;
+      if (!this.closed) this.onIdle();
+    };
   }
 
   static async connect(endpoint: McpEndpoint, options: McpPoolOptions, onIdle: () => void): Promise<PooledSession> {
@@ -129,7 +141,7 @@ class PooledSession {
     if (endpoint.kind === 'stdio') {
       const transport = new StdioClientTransport({ command: endpoint.command, args: endpoint.args, env: endpoint.env, cwd: endpoint.cwd, stderr: 'ignore' });
       const client = new Client(info);
-      await client.connect(transport);
+      await client.connect(transport, { timeout: options.connectTimeoutMs });
       return new PooledSession(client, transport, options.idleMs, onIdle);
     }
     const url = new URL(endpoint.url);
@@ -138,7 +150,7 @@ class PooledSession {
       const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: options.fetch });
       const client = new Client(info);
       try {
-        await client.connect(transport);
+        await client.connect(transport, { timeout: options.connectTimeoutMs });
         return new PooledSession(client, transport, options.idleMs, onIdle);
       } catch (err) {
         await client.close().catch(() => {});
@@ -148,7 +160,7 @@ class PooledSession {
     }
     const transport = new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders(options.fetch, endpoint.headers) }, fetch: options.fetch });
     const client = new Client(info);
-    await client.connect(transport);
+    await client.connect(transport, { timeout: options.connectTimeoutMs });
     return new PooledSession(client, transport, options.idleMs, onIdle);
   }
 
@@ -186,8 +198,10 @@ function isClientError(status: number | undefined): boolean {
   return status !== undefined && status >= 400 && status < 500;
 }
 
-function isExpiredSession(err: unknown, session: PooledSession): boolean {
-  return err instanceof StreamableHTTPError && err.code === 404 && session.sessionId !== undefined;
+/** The session cannot serve this request and a fresh one may: expired (404 with our id) or closed. */
+function isGoneSession(err: unknown, session: PooledSession): boolean {
+  if (err instanceof StreamableHTTPError && err.code === 404 && session.sessionId !== undefined) return true;
+  return session.dead || (err instanceof Error && err.message === 'Not connected');
 }
 
 /** Sessions are shared only between requests with the same endpoint and the same credentials. */

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, outboundPolicy, resolveOutbound, type OutboundPolicy } from '../net/outbound-guard.js';
@@ -74,8 +77,8 @@ export class McpService {
 
   constructor(readonly config: McpConfig) {
     this.policy = outboundPolicy(config.outbound);
-    this.declaredPool = new McpClientPool({ fetch: createGuardedFetch(this.policy), idleMs: config.idleSessionMs });
-    this.operatorPool = new McpClientPool({ fetch: globalThis.fetch, idleMs: config.idleSessionMs });
+    this.declaredPool = new McpClientPool({ fetch: createGuardedFetch(this.policy), idleMs: config.idleSessionMs, connectTimeoutMs: config.listTimeoutMs });
+    this.operatorPool = new McpClientPool({ fetch: globalThis.fetch, idleMs: config.idleSessionMs, connectTimeoutMs: config.listTimeoutMs });
   }
 
   /** Resolves a declaration to a server; refuses URLs the outbound policy forbids (a 400 naming the param). */
@@ -99,7 +102,9 @@ export class McpService {
     const headers: Record<string, string> = {};
     if (decl.headers && typeof decl.headers === 'object') for (const [k, v] of Object.entries(decl.headers as JsonObject)) if (typeof v === 'string') headers[k] = v;
     if (typeof decl.authorization === 'string') headers.authorization = `Bearer ${decl.authorization}`;
-    return { label, param, declared: true, endpoint: { kind: 'http', url, headers, transport: 'auto' }, breakerKey: `url:${url}` };
+    // one breaker per server *and credentials*: one tenant's bad token must not shut others out
+    const credentials = createHash('sha256').update(JSON.stringify(Object.entries(headers).sort())).digest('hex').slice(0, 16);
+    return { label, param, declared: true, endpoint: { kind: 'http', url, headers, transport: 'auto' }, breakerKey: `url:${url}#${credentials}` };
   }
 
   /** `tools/list` (all pages). A server that cannot be listed fails the request, naming it (OpenAI answers 424). */
@@ -119,7 +124,7 @@ export class McpService {
       breaker.success();
       return tools;
     } catch (err) {
-      breaker.failure();
+      recordHealth(breaker, err, signal);
       throw listFailure(server, err);
     }
   }
@@ -149,17 +154,25 @@ export class McpService {
 
   private breaker(server: McpServerRef): CircuitBreaker {
     let breaker = this.breakers.get(server.breakerKey);
-    if (!breaker) {
+    if (breaker) {
+      // most recently used last: the oldest entries go first when the map is full
+      this.breakers.delete(server.breakerKey);
+    } else {
       breaker = new CircuitBreaker(this.config.breaker.failures, this.config.breaker.cooldownMs);
-      this.breakers.set(server.breakerKey, breaker);
+      if (this.breakers.size >= MAX_BREAKERS) this.breakers.delete(this.breakers.keys().next().value!);
     }
+    this.breakers.set(server.breakerKey, breaker);
     return breaker;
   }
 }
 
+/** Breakers kept at most (one per server and credentials); the least recently used go first. */
+const MAX_BREAKERS = 1_000;
+
 /**
  * Only the server's health moves the breaker: transport failures and timeouts count against it;
- * a JSON-RPC error is an answer (the server is up); a client going away says nothing.
+ * an answer — a JSON-RPC error, a 4xx such as a refused token — means the server is up; a client
+ * going away says nothing.
  */
 function recordHealth(breaker: CircuitBreaker, err: unknown, signal: AbortSignal): void {
   if (signal.aborted) {
@@ -167,7 +180,11 @@ function recordHealth(breaker: CircuitBreaker, err: unknown, signal: AbortSignal
     else breaker.release();
     return;
   }
-  if (err instanceof McpError && err.code !== ErrorCode.RequestTimeout && err.code !== ErrorCode.ConnectionClosed) breaker.success();
+  const answered =
+    (err instanceof McpError && err.code !== ErrorCode.RequestTimeout && err.code !== ErrorCode.ConnectionClosed) ||
+    (err instanceof StreamableHTTPError && err.code !== undefined && err.code >= 400 && err.code < 500) ||
+    err instanceof UnauthorizedError;
+  if (answered) breaker.success();
   else breaker.failure();
 }
 
