@@ -71,7 +71,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       return timeoutMs === execution.timeoutMs ? execution : { ...execution, timeoutMs, begin: execution.begin.bind(execution), run: execution.run.bind(execution), end: execution.end.bind(execution) };
     },
     logOnce: (key, message) => {
-      if (logged.has(key)) return;
+      // keys can come from clients (unknown tool types): bounded so they cannot grow it forever
+      if (logged.has(key) || logged.size >= 1_000) return;
       logged.add(key);
       log.warn({ tool: key }, message);
     },

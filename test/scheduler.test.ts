@@ -126,6 +126,30 @@ describe('scheduler', () => {
   });
 });
 
+describe('scheduler with an executor that ignores its abort', () => {
+  it('a timed-out call keeps its same-name turn until it really stops, so calls never overlap', async () => {
+    let executing = 0;
+    let maxExecuting = 0;
+    const stubborn: GatewayExecution = {
+      parallelSafe: false,
+      timeoutMs: 50,
+      begin: () => undefined,
+      async run() {
+        executing++;
+        maxExecuting = Math.max(maxExecuting, executing);
+        await sleep(120); // ignores inv.signal on purpose
+        executing--;
+        return { output: 'late', isError: false };
+      },
+      end: () => {},
+    };
+    const tool = entry('stubborn', stubborn);
+    const outcomes = await runGatewayCalls([call('a', tool, {}), call('b', tool, {}), call('c', tool, {})], { maxConcurrent: 4 }, emitter, new AbortController().signal);
+    expect(outcomes.every((o) => o.isError && /timed out/.test(o.output))).toBe(true);
+    expect(maxExecuting).toBe(1);
+  });
+});
+
 describe('classifyRound', () => {
   it('decides continue, done, requires_client_action and incomplete', () => {
     expect(classifyRound(true, 2, 0, 10)).toBe('requires_client_action');

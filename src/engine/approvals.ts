@@ -39,6 +39,7 @@ export async function resolveApprovals(history: readonly JsonObject[], input: re
     if (isModelProduced(item)) lastModelItem = i;
   });
   const approved: ApprovedCall[] = [];
+  const answers: Array<{ id: string; request: JsonObject; entry: RegistryEntry; param: string; approve: boolean }> = [];
   for (let i = 0; i < input.length; i++) {
     const item = input[i];
     if (item.type === 'mcp_approval_request') requests.set(item.id as string, item);
@@ -53,13 +54,21 @@ export async function resolveApprovals(history: readonly JsonObject[], input: re
     if (!entry || entry.identity.type !== 'mcp' || entry.identity.serverLabel !== request.server_label) {
       throw invalidRequest(`The MCP approval request '${id}' is for tool '${String(request.name)}' of server '${String(request.server_label)}', which this request does not offer.`, param, 'approval_request_mismatch');
     }
-    const verdict = await store.consumeApproval(id, approvalDigest(request));
-    if (verdict === 'unknown') throw invalidRequest(`The MCP approval request '${id}' was not issued by this gateway.`, param, 'approval_request_not_found');
-    if (verdict === 'used') throw invalidRequest(`The MCP approval request '${id}' was already answered.`, param, 'approval_request_already_used');
-    if (verdict === 'mismatch') throw invalidRequest(`The MCP approval request '${id}' does not match the request that was issued (server, tool or arguments changed).`, param, 'approval_request_mismatch');
-    if (item.approve === true) approved.push({ call: { callId: id, modelName: entry.modelName, arguments: String(request.arguments ?? '{}') }, entry });
+    answers.push({ id, request, entry, param, approve: item.approve === true });
+  }
+  // every answer is checked before any is used up, so a request with one bad answer can be retried
+  for (const { id, request, param } of answers) rejectUnusable(await store.checkApproval(id, approvalDigest(request)), id, param);
+  for (const { id, request, entry, param, approve } of answers) {
+    rejectUnusable(await store.consumeApproval(id, approvalDigest(request)), id, param);
+    if (approve) approved.push({ call: { callId: id, modelName: entry.modelName, arguments: String(request.arguments ?? '{}') }, entry });
   }
   return approved;
+}
+
+function rejectUnusable(verdict: 'ok' | 'unknown' | 'used' | 'mismatch', id: string, param: string): void {
+  if (verdict === 'unknown') throw invalidRequest(`The MCP approval request '${id}' was not issued by this gateway.`, param, 'approval_request_not_found');
+  if (verdict === 'used') throw invalidRequest(`The MCP approval request '${id}' was already answered.`, param, 'approval_request_already_used');
+  if (verdict === 'mismatch') throw invalidRequest(`The MCP approval request '${id}' does not match the request that was issued (server, tool or arguments changed).`, param, 'approval_request_mismatch');
 }
 
 const CLIENT_ITEM_TYPES = new Set(['mcp_approval_response', 'function_call_output', 'custom_tool_call_output', 'tool_search_output', 'item_reference']);

@@ -21,7 +21,8 @@ export async function runGatewayCalls(
   signal: AbortSignal,
 ): Promise<ToolOutcome[]> {
   const outcomes: ToolOutcome[] = new Array(calls.length);
-  const slots: Array<(() => Promise<void>) | null> = calls.map((pending, i) => {
+  // a slot reports its outcome, and resolves to the moment the call really stopped running
+  const slots: Array<(() => Promise<{ stopped: Promise<void> }>) | null> = calls.map((pending, i) => {
     const immediate = immediateOutcome(pending);
     if (immediate) {
       outcomes[i] = immediate.outcome;
@@ -37,34 +38,50 @@ export async function runGatewayCalls(
     const invocation = { call: pending.call, entry, args: parseJsonObject(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
     const state = execution.begin(invocation, emitter);
     return async () => {
-      const outcome = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: emitter }, execution.timeoutMs, signal);
+      const { outcome, stopped } = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: emitter }, execution.timeoutMs, signal);
       outcomes[i] = outcome;
       execution.end(invocation, outcome, emitter, state);
+      // wrapped: an async function returning a promise would wait for it
+      return { stopped };
     };
   });
 
   const window = new Semaphore(Math.max(1, options.maxConcurrent));
   const lastByName = new Map<string, Promise<void>>();
-  const running: Promise<void>[] = [];
+  const reported: Promise<void>[] = [];
   slots.forEach((slot, i) => {
     if (!slot) return;
     const pending = calls[i];
     const serial = !pending.entry!.execution!.parallelSafe;
     const predecessor = serial ? lastByName.get(pending.call.modelName) : undefined;
-    const task = (async () => {
+    let report!: () => void;
+    reported.push(new Promise<void>((resolve) => (report = resolve)));
+    // The window slot and the same-name turn are held until the call has really stopped: a
+    // timed-out call that ignores its abort must not overlap its successor (for at most
+    // STOP_GRACE_MS, so one misbehaving executor cannot stall the round).
+    const released = (async () => {
       if (predecessor) await predecessor;
       await window.acquire();
+      let stopped: Promise<void> = Promise.resolve();
       try {
-        await slot();
+        ({ stopped } = await slot());
       } finally {
+        report();
+        await Promise.race([stopped, delay(STOP_GRACE_MS)]);
         window.release();
       }
     })();
-    if (serial) lastByName.set(pending.call.modelName, task);
-    running.push(task);
+    if (serial) lastByName.set(pending.call.modelName, released);
   });
-  await Promise.all(running);
+  await Promise.all(reported);
   return outcomes;
+}
+
+/** How long a slot stays held for a call that outlived its timeout or abort. */
+const STOP_GRACE_MS = 1_000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 async function runOne(
@@ -72,25 +89,24 @@ async function runOne(
   invocation: GatewayInvocation,
   timeoutMs: number,
   parent: AbortSignal,
-): Promise<ToolOutcome> {
-  if (parent.aborted) return { output: 'Error: the request was cancelled.', isError: true };
+): Promise<{ outcome: ToolOutcome; stopped: Promise<void> }> {
+  if (parent.aborted) return { outcome: { output: 'Error: the request was cancelled.', isError: true }, stopped: Promise.resolve() };
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   // whichever comes first — the call's own result, its timeout, or a cancellation — is the outcome
-  const stopped = new Promise<ToolOutcome>((resolve) => {
+  const stoppedEarly = new Promise<ToolOutcome>((resolve) => {
     timer = setTimeout(() => {
       resolve({ output: `Error: the tool call timed out after ${timeoutMs} ms.`, isError: true });
       controller.abort(new ToolTimeoutError(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
     controller.signal.addEventListener('abort', () => resolve({ output: 'Error: the tool call was cancelled.', isError: true }), { once: true });
   });
+  const running = run({ ...invocation, signal: controller.signal }).catch((err: unknown) => ({ output: `Error: ${errorMessage(err)}`, isError: true }));
   try {
-    return await Promise.race([
-      run({ ...invocation, signal: controller.signal }).catch((err: unknown) => ({ output: `Error: ${errorMessage(err)}`, isError: true })),
-      stopped,
-    ]);
+    const outcome = await Promise.race([running, stoppedEarly]);
+    return { outcome, stopped: running.then(() => undefined) };
   } finally {
     // no abort after a call finished: protocols such as MCP would send a needless cancellation
     clearTimeout(timer);

@@ -75,6 +75,7 @@ export async function getResponse(deps: ResponsesRouteDeps, id: string, query: U
   const after = afterText === null ? -1 : Number(afterText);
   if (!Number.isInteger(after) || after < -1) throw invalidRequest("Invalid 'starting_after': expected a sequence number.", 'starting_after', 'invalid_value');
   const writer = new SseWriter(res);
+  writer.open();
   const controller = new AbortController();
   res.on('close', () => controller.abort());
   try {
@@ -115,6 +116,12 @@ function eventType(json: string): string {
 }
 
 export async function deleteResponse(deps: ResponsesRouteDeps, id: string, res: ServerResponse): Promise<void> {
+  const record = await deps.store.get(id);
+  if (!record) throw notFound(`Response with id '${id}' not found.`);
+  // a running response would be written back by its own next save: it must finish (or be cancelled) first
+  if (record.response.status === 'queued' || record.response.status === 'in_progress') {
+    throw invalidRequest(`Response '${id}' is still ${record.response.status}; cancel it or wait for it to finish before deleting it.`, null, 'response_in_progress');
+  }
   if (!(await deps.store.delete(id))) throw notFound(`Response with id '${id}' not found.`);
   sendJson(res, 200, { id, object: 'response.deleted', deleted: true });
 }

@@ -58,16 +58,19 @@ export class SseWriter {
     if (!this.res.writableEnded) this.res.end();
   }
 
-  private open(): void {
+  /** Sends the headers now (a resumed stream may wait long for its next event). */
+  open(): void {
+    if (this.opened) return;
     this.opened = true;
     this.res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
+    // checked three times per period, so no silence lasts much longer than KEEPALIVE_MS
     this.keepalive = setInterval(() => {
       if (Date.now() - this.lastWrite >= KEEPALIVE_MS && !this.res.destroyed) this.res.write(': keepalive\n\n');
-    }, KEEPALIVE_MS);
+    }, KEEPALIVE_MS / 3);
     this.keepalive.unref();
   }
 }

@@ -29,7 +29,8 @@ export function setUpWebSearch(settings: WebSearchSettings, mcp: McpService, tim
     provider,
     pages,
     searchCache: new TtlCache<SearchResult[]>(settings.cacheEntries, settings.cacheTtlMs),
-    pageCache: new TtlCache<Page>(settings.cacheEntries, settings.cacheTtlMs),
+    // pages are large (up to 200,000 characters cached each): fewer of them than search results
+    pageCache: new TtlCache<Page>(Math.min(settings.cacheEntries, 100), settings.cacheTtlMs),
     timeoutMs,
   });
 }

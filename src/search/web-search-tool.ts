@@ -14,6 +14,9 @@ export interface WebSearchServices {
   timeoutMs: number;
 }
 
+/** Page text kept in the cache (find_in_page searches at most this much of a cached page). */
+const MAX_CACHED_PAGE_CHARS = 200_000;
+
 /** `search_context_size` → how much the model is shown. */
 const CONTEXT = {
   low: { results: 3, snippetChars: 300, pageChars: 4_000 },
@@ -160,12 +163,14 @@ async function loadPage(services: WebSearchServices, options: Options, inv: Gate
   if (!/^https?:\/\//i.test(url)) return failure('a page URL must be an absolute http(s) URL');
   if (!domainAllowed(url, options.allowedDomains)) return failure(`${url} is outside the allowed domains (${options.allowedDomains!.join(', ')})`);
   const cached = services.pageCache.get(url);
-  if (cached) return cached;
+  // the cache is shared across requests: a page that redirected elsewhere is checked again here
+  if (cached) return domainAllowed(cached.finalUrl, options.allowedDomains) ? cached : failure(`${url} redirected outside the allowed domains`);
   if (!options.externalAccess) return failure(`${url} is not cached and live web access is disabled for this request`);
   try {
     const page = await services.pages.read(url, inv.signal);
     if (!domainAllowed(page.finalUrl, options.allowedDomains)) return failure(`${url} redirected outside the allowed domains`);
-    services.pageCache.set(url, page);
+    // cached pages keep at most what any request may be shown or searched: memory stays bounded
+    services.pageCache.set(url, page.text.length > MAX_CACHED_PAGE_CHARS ? { ...page, text: page.text.slice(0, MAX_CACHED_PAGE_CHARS), truncated: true } : page);
     return page;
   } catch (err) {
     return failure(`could not open ${url}: ${err instanceof PageReadError || err instanceof Error ? err.message : String(err)}`);

@@ -119,6 +119,13 @@ export class SqliteResponseStore implements ResponseStore {
     this.insertApproval.run(id, digest, Date.now());
   }
 
+  async checkApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'> {
+    const row = this.selectApproval.get(id) as { digest: string; used_at: number | null } | undefined;
+    if (!row) return 'unknown';
+    if (row.digest !== digest) return 'mismatch';
+    return row.used_at === null ? 'ok' : 'used';
+  }
+
   async consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'> {
     if (this.useApproval.run(Date.now(), id, digest).changes === 1) return 'ok';
     const row = this.selectApproval.get(id) as { digest: string; used_at: number | null } | undefined;

@@ -39,6 +39,8 @@ export interface ResponseStore {
    * arguments — also for `store: false` turns, so an echoed request cannot be altered or reused.
    */
   recordApproval(id: string, digest: string): Promise<void>;
+  /** Whether an approval could be used now (`ok`), or why not; changes nothing. */
+  checkApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
   /** Uses an approval once, atomically: `ok`, or why not. */
   consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
 
