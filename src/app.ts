@@ -92,7 +92,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...compactRoutes({ engine, upstream, upstreamBaseUrl: upstreamUrl, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
     ],
-    listModels: async () => ({ object: 'list', data: [{ id: simulator ? 'switchyard-sim' : 'default', object: 'model', created: 0, owned_by: 'switchyard' }] }),
+    // the models the upstream serves, as it lists them (the simulator's, in the quick start)
+    listModels: () => upstream.listModels(AbortSignal.timeout(config.upstream.connectTimeoutMs + 5_000)),
   });
   const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });
   await new Promise<void>((resolve, reject) => {

@@ -74,3 +74,18 @@ describe('upstream timeouts', () => {
     expect(stored.status).toBe('failed');
   });
 });
+
+describe('GET /v1/models', () => {
+  let tg: TestGateway;
+  beforeAll(async () => {
+    tg = await startTestGateway();
+  });
+  afterAll(() => tg.close());
+
+  it('lists what the upstream serves', async () => {
+    const client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+    const ids: string[] = [];
+    for await (const model of client.models.list()) ids.push(model.id);
+    expect(ids).toEqual(['switchyard-sim']);
+  });
+});

@@ -33,6 +33,10 @@ export class ChatCompletionsUpstream implements UpstreamClient {
     );
   }
 
+  listModels(signal: AbortSignal): Promise<unknown> {
+    return this.transport.getJson('/models', signal);
+  }
+
   close(): Promise<void> {
     return this.transport.close();
   }

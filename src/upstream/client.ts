@@ -7,6 +7,8 @@ export interface UpstreamClient {
    * before that are thrown as GatewayError. The events come in batches, one per network chunk.
    */
   open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>>;
+  /** The upstream's `GET /models` list, as it answers it. */
+  listModels(signal: AbortSignal): Promise<unknown>;
   close(): Promise<void>;
 }
 

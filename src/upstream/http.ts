@@ -68,6 +68,24 @@ export class UpstreamTransport {
     }
   }
 
+  /** A small JSON GET (model lists): no retries, bounded by the connect and first-token timeouts. */
+  async getJson(path: string, signal: AbortSignal): Promise<unknown> {
+    let response;
+    try {
+      response = await this.pool.request({ path: this.basePath + path, method: 'GET', headers: { accept: 'application/json', ...(this.headers.authorization ? { authorization: this.headers.authorization } : {}) }, signal });
+    } catch (err) {
+      if (signal.aborted) throw abortedError();
+      throw connectionError(err, this.options);
+    }
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw statusError(response.statusCode, text);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new GatewayError(502, 'upstream_error', 'upstream_invalid_response', `The upstream answered ${path} with something that is not JSON.`);
+    }
+  }
+
   /** Parsed SSE `data` payloads of an accepted streaming exchange, decoded by `decode`. */
   async *events(exchange: UpstreamExchange, decode: (data: string, out: RawEvent[]) => void, signal: AbortSignal): AsyncGenerator<RawEvent[]> {
     const parser = new SseParser();
