@@ -9,8 +9,7 @@ import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
 import { setUpWebSearch } from './search/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
-import { SqliteResponseStore } from './store/sqlite.js';
-import { SqliteConversationStore } from './store/sqlite-conversations.js';
+import { openStores } from './store/open-stores.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
 import type { ResponseStore } from './store/store.js';
@@ -54,8 +53,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
   const upstreamOptions = { ...config.upstream, baseUrl: upstreamUrl };
   const upstream: UpstreamClient = config.upstream.api === 'responses' ? new ResponsesUpstream(upstreamOptions) : new ChatCompletionsUpstream(upstreamOptions, config.upstream.reasoningReplay);
-  const store = options.store ?? new SqliteResponseStore(config.dataDir);
-  const conversations = new SqliteConversationStore(config.dataDir);
+  const stores = await openStores(config.store, config.dataDir, (err) => log.warn({ err }, 'store: idle connection error'));
+  const store = options.store ?? stores.responses;
+  const conversations = stores.conversations;
 
   const executions: Record<string, ExecutionFactory> = { ...options.executions };
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
@@ -121,8 +121,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await background.close();
       await upstream.close();
       await mcp.close();
-      await store.close();
+      // conversations first: on PostgreSQL it shares the responses' pool, which closes last
       await conversations.close();
+      await store.close();
+      if (options.store) await stores.responses.close();
       await simulator?.close();
     },
   };

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
 import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../search/setup.js';
+import type { StoreConfig } from '../store/open-stores.js';
 import type { UpstreamOptions } from '../upstream/client.js';
 
 /** The upstream: where it is, which dialect, and the transport settings (see UpstreamOptions). */
@@ -22,6 +23,8 @@ export interface Config {
   upstream: UpstreamConfig;
   limits: { maxBodyBytes: number };
   tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
+  /** Where state lives (default: SQLite in dataDir). */
+  store: StoreConfig;
   mcp: McpConfig;
   webSearch: WebSearchSettings;
   /** Background runs: heartbeat period and when a silent owner's runs are failed. */
@@ -47,6 +50,7 @@ export const DEFAULT_CONFIG: Config = {
   },
   limits: { maxBodyBytes: 32 * 1024 * 1024 },
   tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {} },
+  store: { kind: 'sqlite' },
   mcp: DEFAULT_MCP_CONFIG,
   webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
   background: { heartbeatMs: 2_000, staleAfterMs: 10_000 },
@@ -61,6 +65,7 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_DATA_DIR: { path: ['dataDir'], type: 'string' },
   SWITCHYARD_LOG_LEVEL: { path: ['logLevel'], type: 'string' },
   SWITCHYARD_UPSTREAM_URL: { path: ['upstream', 'url'], type: 'string' },
+  SWITCHYARD_DATABASE_URL: { path: ['store', 'url'], type: 'string' },
   SWITCHYARD_UPSTREAM_API: { path: ['upstream', 'api'], type: 'string' },
   SWITCHYARD_UPSTREAM_API_KEY: { path: ['upstream', 'apiKey'], type: 'string' },
   SWITCHYARD_WEB_SEARCH_PROVIDER: { path: ['webSearch', 'provider'], type: 'string' },
@@ -92,6 +97,9 @@ function validate(config: Config): void {
   if (config.upstream.api !== 'chat' && config.upstream.api !== 'responses') throw new Error(`upstream.api must be 'chat' or 'responses', got '${config.upstream.api}'`);
   if (config.upstream.url !== null) new URL(config.upstream.url);
   if (!(config.tools.maxToolRounds >= 1)) throw new Error('tools.maxToolRounds must be at least 1');
+  // a database URL alone selects PostgreSQL
+  if (config.store.url && config.store.kind === 'sqlite' && /^postgres(ql)?:/.test(config.store.url)) config.store.kind = 'postgres';
+  if (config.store.kind !== 'sqlite' && config.store.kind !== 'postgres') throw new Error(`store.kind must be 'sqlite' or 'postgres', got '${String(config.store.kind)}'`);
 }
 
 function merge<T>(base: T, patch: DeepPartial<T> | undefined): T {

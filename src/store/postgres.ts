@@ -1,0 +1,298 @@
+import pg from 'pg';
+import { pageItems, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+
+/** How a PostgreSQL store connects; every field is optional. */
+export interface PostgresStoreOptions {
+  /** The schema holding the tables (created when missing); `public` by default. */
+  schema?: string;
+  /** The pool's maximum number of connections; 10 by default. */
+  max?: number;
+  /** How long a query waits for a connection (ms) before failing; 10 000 by default. */
+  connectionTimeoutMillis?: number;
+  /**
+   * Errors of idle pooled connections (a server restart, a network cut). The pool drops such a
+   * connection and the next query opens a new one; without a listener Node would crash.
+   */
+  onError?: (error: Error) => void;
+}
+
+/** A pool for the stores: closed connections are replaced, idle errors do not crash the process. */
+export function createPool(url: string, options: PostgresStoreOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 10_000,
+    application_name: 'switchyard',
+  });
+  pool.on('error', (error) => options.onError?.(error));
+  return pool;
+}
+
+/** A double-quoted SQL identifier. */
+export function quoteIdent(name: string): string {
+  if (name.length === 0 || name.includes('\0')) throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(name)}`);
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackError) {
+      broken = rollbackError as Error;
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** First key of the advisory lock serializing migrations (any constant; "swyd"). */
+const MIGRATION_LOCK = 0x73777964;
+
+/**
+ * Creates the schema and every table of the gateway (responses, background runs, events,
+ * approvals, conversations) when missing, in one transaction under an advisory lock, so replicas
+ * starting together neither race on `CREATE … IF NOT EXISTS` nor see a half-made schema.
+ *
+ * Documents are `json`, not `jsonb`: it keeps the document byte for byte (key order, as the
+ * SQLite store does) and accepts `\u0000` in strings, which `jsonb` rejects — model output may
+ * contain it, and a save must not fail on it.
+ */
+export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
+  const s = quoteIdent(schema);
+  await withTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
+    await client.query(`
+      CREATE SCHEMA IF NOT EXISTS ${s};
+      CREATE TABLE IF NOT EXISTS ${s}.responses (
+        id TEXT PRIMARY KEY,
+        previous_response_id TEXT,
+        status TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        response JSON NOT NULL,
+        input_items JSON NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS ${s}.background_runs (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        heartbeat_at BIGINT NOT NULL,
+        cancel_requested BOOLEAN NOT NULL DEFAULT FALSE
+      );
+      CREATE INDEX IF NOT EXISTS background_runs_by_heartbeat ON ${s}.background_runs (heartbeat_at);
+      CREATE TABLE IF NOT EXISTS ${s}.response_events (
+        response_id TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (response_id, sequence)
+      );
+      CREATE TABLE IF NOT EXISTS ${s}.approvals (
+        id TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        used_at BIGINT
+      );
+      CREATE TABLE IF NOT EXISTS ${s}.conversations (
+        id TEXT PRIMARY KEY,
+        created_at BIGINT NOT NULL,
+        metadata JSON NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS ${s}.conversation_items (
+        conversation_id TEXT NOT NULL REFERENCES ${s}.conversations (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        item JSON NOT NULL,
+        PRIMARY KEY (conversation_id, position)
+      );
+      CREATE INDEX IF NOT EXISTS conversation_items_by_item_id ON ${s}.conversation_items (conversation_id, item_id);
+    `);
+  });
+}
+
+type Verdict = 'ok' | 'unknown' | 'used' | 'mismatch';
+
+interface DocumentRow {
+  response: StoredResponse['response'];
+  input_items: StoredResponse['inputItems'];
+}
+
+/**
+ * The shared store for several gateway replicas: the same tables and semantics as the SQLite
+ * store, every operation one statement (single-use approvals, heartbeats and event appends are
+ * atomic across replicas).
+ */
+export class PostgresResponseStore implements ResponseStore {
+  private readonly t: {
+    responses: string;
+    runs: string;
+    events: string;
+    approvals: string;
+  };
+
+  private constructor(
+    /** The pool, to share with a `PostgresConversationStore.fromPool`. */
+    readonly pool: pg.Pool,
+    readonly schema: string,
+    private readonly ownsPool: boolean,
+  ) {
+    const s = quoteIdent(schema);
+    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals` };
+  }
+
+  /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
+  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresResponseStore> {
+    const pool = createPool(url, options);
+    const schema = options.schema ?? 'public';
+    try {
+      await migrate(pool, schema);
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+    return new PostgresResponseStore(pool, schema, true);
+  }
+
+  /** On a pool owned by the caller (`close` leaves it open); creates the tables when missing. */
+  static async fromPool(pool: pg.Pool, schema = 'public'): Promise<PostgresResponseStore> {
+    await migrate(pool, schema);
+    return new PostgresResponseStore(pool, schema, false);
+  }
+
+  async save(record: StoredResponse): Promise<void> {
+    const r = record.response;
+    await this.pool.query(
+      `INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
+       VALUES ($1, $2, $3, $4, $5::json, $6::json)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems)],
+    );
+  }
+
+  async get(id: string): Promise<StoredResponse | undefined> {
+    const { rows } = await this.pool.query<DocumentRow>(`SELECT response, input_items FROM ${this.t.responses} WHERE id = $1`, [id]);
+    return rows.length > 0 ? decode(rows[0]) : undefined;
+  }
+
+  async chain(id: string): Promise<StoredResponse[] | undefined> {
+    // Walk previous_response_id links in one statement; depth is bounded to stop cycles.
+    const { rows } = await this.pool.query<DocumentRow>(
+      `WITH RECURSIVE chain(id, depth) AS (
+         SELECT id, 0 FROM ${this.t.responses} WHERE id = $1
+         UNION ALL
+         SELECT r.previous_response_id, chain.depth + 1 FROM ${this.t.responses} r JOIN chain ON r.id = chain.id
+         WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
+       )
+       SELECT r.response, r.input_items FROM chain JOIN ${this.t.responses} r ON r.id = chain.id ORDER BY chain.depth DESC`,
+      [id],
+    );
+    return rows.length === 0 ? undefined : rows.map(decode);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const result = await this.pool.query(
+      `WITH events AS (DELETE FROM ${this.t.events} WHERE response_id = $1)
+       DELETE FROM ${this.t.responses} WHERE id = $1`,
+      [id],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
+    const { rows } = await this.pool.query<Pick<DocumentRow, 'input_items'>>(`SELECT input_items FROM ${this.t.responses} WHERE id = $1`, [id]);
+    return rows.length > 0 ? pageItems(rows[0].input_items, options) : undefined;
+  }
+
+  async recordApproval(id: string, digest: string): Promise<void> {
+    await this.pool.query(`INSERT INTO ${this.t.approvals} (id, digest, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, [id, digest, Date.now()]);
+  }
+
+  async checkApproval(id: string, digest: string): Promise<Verdict> {
+    const { rows } = await this.pool.query<{ digest: string; used: boolean }>(`SELECT digest, used_at IS NOT NULL AS used FROM ${this.t.approvals} WHERE id = $1`, [id]);
+    if (rows.length === 0) return 'unknown';
+    if (rows[0].digest !== digest) return 'mismatch';
+    return rows[0].used ? 'used' : 'ok';
+  }
+
+  async consumeApproval(id: string, digest: string): Promise<Verdict> {
+    // One statement: the UPDATE takes the row lock and rechecks `used_at IS NULL` after a
+    // concurrent consumer commits, so exactly one caller wins; the SELECT (the statement's
+    // snapshot) tells the losers why.
+    const { rows } = await this.pool.query<{ consumed: boolean; digest: string | null }>(
+      `WITH consumed AS (
+         UPDATE ${this.t.approvals} SET used_at = $3 WHERE id = $1 AND digest = $2 AND used_at IS NULL RETURNING id
+       )
+       SELECT EXISTS (SELECT 1 FROM consumed) AS consumed, (SELECT digest FROM ${this.t.approvals} WHERE id = $1) AS digest`,
+      [id, digest, Date.now()],
+    );
+    const row = rows[0];
+    if (row.consumed) return 'ok';
+    if (row.digest === null) return 'unknown';
+    return row.digest !== digest ? 'mismatch' : 'used';
+  }
+
+  async registerRun(id: string, owner: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.t.runs} (id, owner, heartbeat_at) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, heartbeat_at = excluded.heartbeat_at, cancel_requested = FALSE`,
+      [id, owner, Date.now()],
+    );
+  }
+
+  async heartbeat(owner: string, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<{ id: string; cancel_requested: boolean }>(
+      `UPDATE ${this.t.runs} SET heartbeat_at = $3 WHERE id = ANY($2::text[]) AND owner = $1 RETURNING id, cancel_requested`,
+      [owner, ids, Date.now()],
+    );
+    const cancelled = new Set(rows.filter((row) => row.cancel_requested).map((row) => row.id));
+    return ids.filter((id) => cancelled.has(id));
+  }
+
+  async requestCancel(id: string): Promise<void> {
+    await this.pool.query(`UPDATE ${this.t.runs} SET cancel_requested = TRUE WHERE id = $1`, [id]);
+  }
+
+  async staleRuns(before: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${this.t.runs} WHERE heartbeat_at < $1 ORDER BY heartbeat_at, id`, [before]);
+    return rows.map((row) => row.id);
+  }
+
+  async finishRun(id: string): Promise<void> {
+    await this.pool.query(`DELETE FROM ${this.t.runs} WHERE id = $1`, [id]);
+  }
+
+  async appendEvents(responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>): Promise<void> {
+    if (events.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO ${this.t.events} (response_id, sequence, event)
+       SELECT $1, e.sequence, e.event FROM unnest($2::int[], $3::text[]) AS e(sequence, event)
+       ON CONFLICT DO NOTHING`,
+      [responseId, events.map((e) => e.sequence), events.map((e) => e.json)],
+    );
+  }
+
+  async eventsAfter(responseId: string, after: number): Promise<Array<{ sequence: number; json: string }>> {
+    const { rows } = await this.pool.query<{ sequence: number; event: string }>(
+      `SELECT sequence, event FROM ${this.t.events} WHERE response_id = $1 AND sequence > $2 ORDER BY sequence`,
+      [responseId, after],
+    );
+    return rows.map((row) => ({ sequence: row.sequence, json: row.event }));
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}
+
+function decode(row: DocumentRow): StoredResponse {
+  // node-postgres parses `json` columns already
+  return { response: row.response, inputItems: row.input_items };
+}
