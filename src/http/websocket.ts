@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { GatewayError, invalidRequest } from '../errors.js';
-import type { Engine, Logger } from '../engine/turn.js';
+import { GatewayShutdown, type Engine, type Logger } from '../engine/turn.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
 
 /**
@@ -52,7 +52,6 @@ const CACHE_ENTRIES = 256;
 const MAX_QUEUED = 16;
 /** On close, how long a client gets to answer the close frame before its socket is cut. */
 const CLOSE_GRACE_MS = 1_000;
-const MAX_CHAIN = 10_000;
 
 /** Handles WebSocket upgrades on `RESPONSES_WS_PATH` of `server`; other upgrade paths get a 404. */
 export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocketDeps): ResponsesWebSocket {
@@ -107,7 +106,7 @@ class Connection {
   private closed = false;
   private alive = true;
   private current: AbortController | undefined;
-  private readonly cache = new Map<string, StoredResponse>();
+  private readonly cache = new Map<string, StoredResponse[]>();
   private corked = false;
   /** The upgrade's `Authorization` header, for when the gateway authenticates clients. */
   readonly authorization: string | undefined;
@@ -144,6 +143,9 @@ class Connection {
   async shutdown(): Promise<void> {
     if (this.closed) return;
     const closed = new Promise<void>((resolve) => this.ws.once('close', () => resolve()));
+    // the running turn ends with its terminal event (failed: gateway shutting down) before the close
+    this.current?.abort(new GatewayShutdown());
+    for (let waited = 0; this.current && waited < CLOSE_GRACE_MS; waited += 10) await new Promise((r) => setTimeout(r, 10));
     this.stop();
     this.ws.close(1001, 'Server shutting down');
     const cut = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
@@ -221,10 +223,13 @@ class Connection {
       this.send(json);
     };
     try {
-      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious: (id) => this.resolvePrevious(id) });
+      // the chain this turn continues, from the cache or the store, is what its own entry extends
+      let parentChain: StoredResponse[] | undefined;
+      const resolvePrevious = async (id: string) => (parentChain = (await this.resolvePrevious(id)) ?? (await this.deps.store.chain(id)));
+      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious });
       await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
         onSettled: (record) => {
-          if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record);
+          if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record, parentChain);
         },
       });
     } catch (err) {
@@ -236,43 +241,29 @@ class Connection {
     }
   }
 
-  /** `previous_response_id` from this connection's cache, continuing in the store where the cache ends. */
+  /**
+   * `previous_response_id` from this connection's cache. Each entry holds its whole chain (the
+   * records are shared, so that is a list of references), so evicting an old entry never cuts the
+   * history of a newer one; an id that is not cached is left to the store.
+   */
   private async resolvePrevious(id: string): Promise<StoredResponse[] | undefined> {
-    if (!this.cache.has(id)) return undefined; // the engine asks the store
-    const newestFirst: StoredResponse[] = [];
-    const seen = new Set<string>();
-    let next: string | null = id;
-    while (next !== null && !seen.has(next) && newestFirst.length < MAX_CHAIN) {
-      const cached = this.cache.get(next);
-      if (cached) {
-        this.touch(next, cached);
-        seen.add(next);
-        newestFirst.push(cached);
-        next = cached.response.previous_response_id;
-        continue;
-      }
-      // the rest is in the store (a stored turn may in turn continue from one of ours)
-      const stored = await this.deps.store.chain(next);
-      if (!stored || stored.length === 0) break;
-      for (let i = stored.length - 1; i >= 0; i--) {
-        seen.add(stored[i].response.id);
-        newestFirst.push(stored[i]);
-      }
-      next = stored[0].response.previous_response_id;
-    }
-    return newestFirst.reverse();
+    const chain = this.cache.get(id);
+    if (!chain) return undefined; // the engine asks the store
+    this.touch(id, chain);
+    return chain;
   }
 
-  private remember(record: StoredResponse): void {
+  /** Caches a settled response with the chain it continued (resolved for its own turn). */
+  private remember(record: StoredResponse, parentChain: StoredResponse[] | undefined): void {
     if (this.closed) return;
-    this.touch(record.response.id, record);
+    this.touch(record.response.id, [...(parentChain ?? []), record]);
     while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
   }
 
   /** Marks an entry most recently used (a Map iterates in insertion order). */
-  private touch(id: string, record: StoredResponse): void {
+  private touch(id: string, chain: StoredResponse[]): void {
     this.cache.delete(id);
-    this.cache.set(id, record);
+    this.cache.set(id, chain);
   }
 
   private send(json: string): void {
