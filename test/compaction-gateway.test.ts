@@ -48,6 +48,21 @@ describe('compaction through the gateway', () => {
     expect(rebuilt.some((m: any) => String(m.content).includes('message number 3'))).toBe(false);
   });
 
+  it('a compacted chain keeps its user message on later turns and does not re-summarize a lone summary', async () => {
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }] as any;
+    const cm = [{ type: 'compaction', compact_threshold: 1 }];
+    const r1 = await client.responses.create({ model: 'm', input: 'first message U1' });
+    const r2 = await client.responses.create({ model: 'm', previous_response_id: r1.id, input: 'U2: call get_weather with {"city": "Oslo"}', tools, context_management: cm } as any);
+    expect(r2.output.map((i) => i.type)).toEqual(['compaction', 'function_call']);
+    const call = r2.output.find((i) => i.type === 'function_call') as any;
+    const r3 = await client.responses.create({ model: 'm', previous_response_id: r2.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"t":4}' }], tools, context_management: cm } as any);
+    // only the earlier summary precedes the last user message: nothing new to summarize
+    expect(r3.output.map((i) => i.type)).toEqual(['message']);
+    await client.responses.create({ model: 'm', previous_response_id: r3.id, input: 'U4 next question', tools });
+    const roles = tg.simulator.requests.at(-1)!.body.messages.map((m: any) => `${m.role}:${String(m.content ?? '').slice(0, 3)}`);
+    expect(roles).toEqual(['system:Sum', 'user:U2:', 'assistant:', 'tool:{"t', 'assistant:The', 'user:U4 ']);
+  });
+
   it('counts input tokens', async () => {
     const counted = await client.responses.inputTokens.count({ model: 'm', input: 'hello there' });
     expect(counted.object).toBe('response.input_tokens');

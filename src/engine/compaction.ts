@@ -68,17 +68,19 @@ interface Envelope {
   v: 1;
   summary: string;
   keep?: number;
+  /** Id of the first item kept verbatim (auto-compaction); wins over `keep`, which counts positions. */
+  anchor?: string;
 }
 
 /** Encodes a summary as a `compaction` item's `encrypted_content` (see the module comment: not encrypted). */
-export function encodeCompaction(summary: string, keep = 0): string {
-  const envelope: Envelope = { v: COMPACTION_ENVELOPE_VERSION, summary, ...(keep > 0 ? { keep } : {}) };
+export function encodeCompaction(summary: string, keep = 0, anchor?: string): string {
+  const envelope: Envelope = { v: COMPACTION_ENVELOPE_VERSION, summary, ...(keep > 0 ? { keep } : {}), ...(anchor ? { anchor } : {}) };
   return Buffer.from(JSON.stringify(envelope), 'utf8').toString('base64url');
 }
 
 /** A new `compaction` item carrying `summary`. */
-export function newCompactionItem(summary: string, keep = 0): CompactionItem {
-  return { type: 'compaction', id: newId(COMPACTION_ID_PREFIX), encrypted_content: encodeCompaction(summary, keep) };
+export function newCompactionItem(summary: string, keep = 0, anchor?: string): CompactionItem {
+  return { type: 'compaction', id: newId(COMPACTION_ID_PREFIX), encrypted_content: encodeCompaction(summary, keep, anchor) };
 }
 
 function decodeEnvelope(item: unknown): Envelope | undefined {
@@ -92,10 +94,10 @@ function decodeEnvelope(item: unknown): Envelope | undefined {
     return undefined;
   }
   if (value === null || typeof value !== 'object') return undefined;
-  const { v, summary, keep } = value as JsonObject;
+  const { v, summary, keep, anchor } = value as JsonObject;
   if (v !== COMPACTION_ENVELOPE_VERSION || typeof summary !== 'string') return undefined;
   if (keep !== undefined && !(typeof keep === 'number' && Number.isInteger(keep) && keep >= 0)) return undefined;
-  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}) };
+  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}), ...(typeof anchor === 'string' && anchor ? { anchor } : {}) };
 }
 
 /** The summary a `compaction` item produced by this gateway carries; undefined for any other item. */
@@ -128,8 +130,19 @@ export function applyCompactions<T extends JsonObject>(items: readonly T[]): T[]
   for (let j = items.length - 1; j >= 0; j--) {
     const envelope = decodeEnvelope(items[j]);
     if (!envelope) continue;
-    const start = Math.max(0, j - (envelope.keep ?? 0));
-    return [items[j], ...items.slice(start, j), ...items.slice(j + 1)];
+    let start = Math.max(0, j - (envelope.keep ?? 0));
+    if (envelope.anchor) {
+      // the kept part starts at a named item: positions shift when earlier compactions moved items
+      for (let a = j - 1; a >= 0; a--) {
+        if (items[a].id === envelope.anchor) {
+          start = a;
+          break;
+        }
+      }
+    }
+    // older summaries inside the kept part are superseded by this one
+    const kept = items.slice(start, j).filter((item) => !decodeEnvelope(item));
+    return [items[j], ...kept, ...items.slice(j + 1)];
   }
   return [...items];
 }
@@ -313,8 +326,11 @@ export async function maybeCompact(
   const cut = lastUserIndex(turn.conversation);
   const end = cut === -1 ? turn.conversation.length : cut;
   if (end <= leading) return undefined;
+  // nothing new to summarize: only an earlier summary stands before the last user message
+  if (end - leading === 1 && isSummaryMessage(turn.conversation[leading])) return undefined;
   const publicCut = lastUserIndex(options.publicItems);
   const keep = publicCut === -1 ? 0 : options.publicItems.length - publicCut;
+  const anchor = publicCut === -1 ? undefined : (options.publicItems[publicCut].id as string | undefined);
 
   let summary: Summary;
   try {
@@ -324,7 +340,11 @@ export async function maybeCompact(
     options.log?.warn({ err: err instanceof GatewayError ? err.message : err }, 'auto-compaction failed; continuing without it');
     return undefined;
   }
-  const item = newCompactionItem(summary.text, keep);
+  const item = newCompactionItem(summary.text, keep, anchor);
   const conversation = [...turn.conversation.slice(0, leading), compactionToModelItem(item)!, ...turn.conversation.slice(end)];
   return { conversation, item, usage: summary.usage, tokensBefore, tokensAfter: await count(conversation, turn.tools) };
+}
+
+function isSummaryMessage(item: ModelItem | undefined): boolean {
+  return item?.type === 'message' && item.role === 'developer' && item.content.length === 1 && item.content[0].type === 'text' && item.content[0].text.startsWith(SUMMARY_MESSAGE_PREFIX);
 }
