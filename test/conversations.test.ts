@@ -72,3 +72,28 @@ describe('conversation on create', () => {
     expect(items).toHaveLength(0);
   });
 });
+
+describe('one turn at a time per conversation', () => {
+  let tg: TestGateway;
+  let client: OpenAI;
+  beforeAll(async () => {
+    tg = await startTestGateway();
+    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+  });
+  afterAll(() => tg.close());
+
+  it('a second turn while one runs is refused with conversation_locked; afterwards turns proceed', async () => {
+    const conversation = await client.conversations.create({});
+    const slow = client.responses.create({ model: 'm', conversation: conversation.id, input: scripted({ rounds: [{ text: 'slow answer', first_delay_ms: 400 }] }) });
+    await new Promise((r) => setTimeout(r, 100));
+    await expect(client.responses.create({ model: 'm', conversation: conversation.id, input: 'me too' })).rejects.toMatchObject({ status: 400, code: 'conversation_locked', param: 'conversation' });
+    // token counting does not take the conversation
+    await expect(client.responses.inputTokens.count({ model: 'm', conversation: conversation.id, input: 'count me' } as any)).resolves.toMatchObject({ object: 'response.input_tokens' });
+    expect((await slow).output_text).toBe('slow answer');
+    const next = await client.responses.create({ model: 'm', conversation: conversation.id, input: 'now me' });
+    expect(next.status).toBe('completed');
+    const items: any[] = [];
+    for await (const item of client.conversations.items.list(conversation.id, { order: 'asc' })) items.push(item);
+    expect(items).toHaveLength(4);
+  });
+});

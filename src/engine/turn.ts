@@ -42,6 +42,11 @@ export interface PrepareOptions {
    * e.g. a WebSocket connection's cache of its own `store: false` turns.
    */
   resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
+  /**
+   * Build the turn without side effects (token counting, compaction requests): no conversation
+   * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
+   */
+  dryRun?: boolean;
 }
 
 export interface RunHooks {
@@ -50,6 +55,9 @@ export interface RunHooks {
   /** The response object to fill (from `newResponse`, e.g. already stored as queued). */
   response?: ResponseObject;
 }
+
+/** A turn holds its conversation at most this long (a lease, should the gateway die mid-turn). */
+const CONVERSATION_LEASE_MS = 30 * 60_000;
 
 /** The abort reason of runs stopped because the gateway is shutting down. */
 export class GatewayShutdown extends Error {
@@ -82,6 +90,8 @@ export interface PreparedTurn {
   approvedCalls: ApprovedCall[];
   /** Set by `run`. */
   hooks?: RunHooks;
+  /** The lease this turn holds on its conversation, released when it ends. */
+  conversationLease?: string;
   /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
   failure?: GatewayError;
   /** `context_management` compacted the conversation: its item leads the output. */
@@ -111,11 +121,28 @@ export class Engine {
       }
       for (const record of chain) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
     }
+    let conversationLease: string | undefined;
     if (request.conversationId !== null) {
-      const items = await this.options.conversations?.items(request.conversationId);
-      if (!items) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
-      history.push(...(items as JsonObject[]));
+      const conversations = this.options.conversations;
+      const items = await conversations?.items(request.conversationId);
+      if (!conversations || !items) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      // one turn at a time per conversation (as OpenAI): two at once would interleave their items
+      conversationLease = options.dryRun ? undefined : newId('lease');
+      if (conversationLease && !(await conversations.acquireTurn(request.conversationId, conversationLease, CONVERSATION_LEASE_MS))) {
+        throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
+      }
+      // the history as of now, read again under the lease
+      history.push(...(((await conversations.items(request.conversationId)) ?? items) as JsonObject[]));
     }
+    try {
+      return await this.prepareHolding(request, history, body, signal, conversationLease, options.dryRun === true);
+    } catch (err) {
+      if (conversationLease) await this.options.conversations?.releaseTurn(request.conversationId!, conversationLease).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async prepareHolding(request: CreateRequest, history: JsonObject[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
     const inputItems = request.input.map((item) => normalizeStoredItem(item) as JsonObject);
     checkOutputsPaired(history, inputItems);
 
@@ -137,7 +164,6 @@ export class Engine {
       if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
       throw err;
     }
-    const approvedCalls = await resolveApprovals(history, inputItems, registry, this.store);
 
     const conversation: ModelItem[] = [];
     if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
@@ -147,6 +173,7 @@ export class Engine {
     conversation.push(...toModelItems(effective, registry));
 
     const turn: PreparedTurn = {
+      conversationLease,
       request,
       registry,
       inputItems: inputItems as Item[],
@@ -163,9 +190,9 @@ export class Engine {
       tools: choice.functions,
       toolChoice: choice.toolChoice,
       preludeItems,
-      approvedCalls,
+      approvedCalls: [],
     };
-    const contextManagement = parseContextManagement((body as JsonObject).context_management);
+    const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
     if (contextManagement) {
       const auto = await maybeCompact(this.upstream, turn, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: this.log });
       if (auto) {
@@ -173,6 +200,8 @@ export class Engine {
         turn.autoCompaction = auto;
       }
     }
+    // approvals are used up last, once nothing else in preparing the turn can fail or be aborted
+    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store);
     return turn;
   }
 
@@ -354,6 +383,10 @@ export class Engine {
       await this.options.conversations?.appendItems(turn.request.conversationId, [...turn.inputItems, ...response.output]).catch((err: unknown) => {
         this.log.error({ err, conversation: turn.request.conversationId }, 'appending to the conversation failed');
       });
+    }
+    if (turn.conversationLease) {
+      await this.options.conversations?.releaseTurn(turn.request.conversationId!, turn.conversationLease).catch(() => undefined);
+      turn.conversationLease = undefined;
     }
     turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems });
     acc.announceTerminal();

@@ -52,6 +52,7 @@ async function compact(deps: CompactRouteDeps, req: IncomingMessage, res: Server
     const turn = await deps.engine.prepare(
       { model: body.model, input, instructions: body.instructions, previous_response_id: body.previous_response_id, store: false },
       signal,
+      { dryRun: true },
     );
     const history: JsonObject[] = [];
     if (turn.request.previousResponseId !== null) {
@@ -81,7 +82,7 @@ async function inputTokens(deps: CompactRouteDeps, req: IncomingMessage, res: Se
   await withAbort(res, async (signal) => {
     const { input } = splitPendingApprovals(body.input);
     const { background: _background, stream: _stream, ...rest } = body;
-    const turn = await deps.engine.prepare({ ...rest, input, store: false }, signal);
+    const turn = await deps.engine.prepare({ ...rest, input, store: false }, signal, { dryRun: true });
     const count = await countInputTokens(deps.upstreamBaseUrl, turn.request.model, turn.conversation, turn.tools, signal, {
       apiKey: deps.upstreamApiKey,
       reasoningReplay: deps.reasoningReplay,

@@ -26,5 +26,11 @@ export interface ConversationStore {
   listItems(id: string, options: ListOptions): Promise<ItemPage | undefined>;
   getItem(id: string, itemId: string): Promise<Item | undefined>;
   deleteItem(id: string, itemId: string): Promise<boolean>;
+  /**
+   * Takes the conversation for one turn (a lease that expires after `ttlMs`, should its holder
+   * die): false while another turn — on any replica — holds it.
+   */
+  acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean>;
+  releaseTurn(id: string, owner: string): Promise<void>;
   close(): Promise<void>;
 }

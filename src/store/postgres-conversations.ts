@@ -20,6 +20,7 @@ interface ConversationRow {
 export class PostgresConversationStore implements ConversationStore {
   private readonly conversationsTable: string;
   private readonly itemsTable: string;
+  private readonly locksTable: string;
 
   private constructor(
     readonly pool: pg.Pool,
@@ -29,6 +30,7 @@ export class PostgresConversationStore implements ConversationStore {
     const s = quoteIdent(schema);
     this.conversationsTable = `${s}.conversations`;
     this.itemsTable = `${s}.conversation_items`;
+    this.locksTable = `${s}.conversation_locks`;
   }
 
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
@@ -146,6 +148,22 @@ export class PostgresConversationStore implements ConversationStore {
       [id, itemId],
     );
     return rows.length > 0 ? rows[0].item : undefined;
+  }
+
+  async acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    // one statement: insert, or take over a lease that has expired — never one that is held
+    const result = await this.pool.query(
+      `INSERT INTO ${this.locksTable} (conversation_id, owner, until_ms) VALUES ($1, $2, $3)
+       ON CONFLICT (conversation_id) DO UPDATE SET owner = EXCLUDED.owner, until_ms = EXCLUDED.until_ms
+       WHERE ${this.locksTable}.until_ms < $4`,
+      [id, owner, now + ttlMs, now],
+    );
+    return (result.rowCount ?? 0) === 1;
+  }
+
+  async releaseTurn(id: string, owner: string): Promise<void> {
+    await this.pool.query(`DELETE FROM ${this.locksTable} WHERE conversation_id = $1 AND owner = $2`, [id, owner]);
   }
 
   async deleteItem(id: string, itemId: string): Promise<boolean> {

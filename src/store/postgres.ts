@@ -113,6 +113,11 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
         PRIMARY KEY (conversation_id, position)
       );
       CREATE INDEX IF NOT EXISTS conversation_items_by_item_id ON ${s}.conversation_items (conversation_id, item_id);
+      CREATE TABLE IF NOT EXISTS ${s}.conversation_locks (
+        conversation_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        until_ms BIGINT NOT NULL
+      );
     `);
   });
 }

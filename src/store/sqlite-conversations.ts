@@ -37,6 +37,9 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly createTx: (conversation: Conversation, items: readonly Item[]) => void;
   private readonly deleteTx: (id: string) => boolean;
 
+  private readonly takeLock: Database.Statement;
+  private readonly dropLock: Database.Statement;
+
   constructor(dataDir: string | ':memory:') {
     this.db = openDatabase(dataDir);
     this.db.exec(`
@@ -53,7 +56,17 @@ export class SqliteConversationStore implements ConversationStore {
         PRIMARY KEY (conversation_id, position)
       );
       CREATE INDEX IF NOT EXISTS conversation_items_by_item_id ON conversation_items (conversation_id, item_id);
+      CREATE TABLE IF NOT EXISTS conversation_locks (
+        conversation_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        until_ms INTEGER NOT NULL
+      );
     `);
+    this.takeLock = this.db.prepare(
+      `INSERT INTO conversation_locks (conversation_id, owner, until_ms) VALUES (?, ?, ?)
+       ON CONFLICT (conversation_id) DO UPDATE SET owner = excluded.owner, until_ms = excluded.until_ms WHERE conversation_locks.until_ms < ?`,
+    );
+    this.dropLock = this.db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
     this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?)');
     this.selectConversation = this.db.prepare('SELECT id, created_at, metadata FROM conversations WHERE id = ?');
     this.updateMetadata = this.db.prepare('UPDATE conversations SET metadata = ? WHERE id = ?');
@@ -148,6 +161,15 @@ export class SqliteConversationStore implements ConversationStore {
   async getItem(id: string, itemId: string): Promise<Item | undefined> {
     const text = this.selectItem.get(id, itemId) as string | undefined;
     return text === undefined ? undefined : decodeItem(text);
+  }
+
+  async acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    return this.takeLock.run(id, owner, now + ttlMs, now).changes === 1;
+  }
+
+  async releaseTurn(id: string, owner: string): Promise<void> {
+    this.dropLock.run(id, owner);
   }
 
   async deleteItem(id: string, itemId: string): Promise<boolean> {
