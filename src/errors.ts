@@ -27,3 +27,25 @@ export const invalidRequest = (message: string, param: string | null, code: stri
 
 export const notFound = (message: string, code: string | null = 'not_found', param: string | null = null): GatewayError =>
   new GatewayError(404, 'invalid_request_error', code, message, param);
+
+/** Node/PostgreSQL/SQLite codes that mean "the database cannot be reached or is busy right now". */
+const STORE_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY', 'SQLITE_LOCKED']);
+
+/**
+ * Any error as the client should see it: a GatewayError as is; the database being unreachable as
+ * a retryable 503 (not a bug); anything else as a 500.
+ */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : '';
+  if ((typeof code === 'string' && STORE_UNAVAILABLE_CODES.has(code)) || /Connection terminated|timeout exceeded when trying to connect/.test(message)) {
+    return new GatewayError(503, 'server_error', 'store_unavailable', "The gateway's database is unavailable right now; retry shortly.", null, true);
+  }
+  return new GatewayError(500, 'server_error', 'server_error', 'The gateway hit an internal error.');
+}
+
+/** Whether a failure is the database being unavailable (as opposed to a bug). */
+export function isStoreUnavailable(err: unknown): boolean {
+  return toGatewayError(err).code === 'store_unavailable';
+}

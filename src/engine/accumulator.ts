@@ -117,7 +117,7 @@ export class ResponseAccumulator {
     const response = this.response;
     response.status = state.status;
     response.usage = this.sawUsage || state.status === 'completed' ? { ...this.usage } : null;
-    if (state.status === 'completed') response.completed_at = now;
+    response.completed_at = state.status === 'completed' ? now : null;
     if (state.incompleteReason) response.incomplete_details = { reason: state.incompleteReason };
     if (state.error) response.error = state.error;
     if (state.status !== 'completed') {

@@ -57,8 +57,9 @@ export class BackgroundRunner {
    */
   async launch(turn: PreparedTurn, live?: EventSink): Promise<{ response: ResponseObject; done: Promise<ResponseObject> }> {
     const response = this.engine.newResponse(turn);
-    await this.store.save({ response: structuredClone(response), inputItems: turn.inputItems });
+    // registered first: a cancel or a sweep can find the run as soon as the response exists
     await this.store.registerRun(response.id, this.owner);
+    await this.store.save({ response: structuredClone(response), inputItems: turn.inputItems });
     const run: LocalRun = { controller: new AbortController(), listeners: new Set(), pending: [], done: undefined as unknown as Promise<ResponseObject> };
     this.runs.set(response.id, run);
     if (live) run.listeners.add((_seq, json) => live(typeOf(json), json));
@@ -167,24 +168,43 @@ export class BackgroundRunner {
     try {
       await this.store.appendEvents(id, events);
     } catch (err) {
-      this.log.error({ err, responseId: id }, 'writing background events failed');
+      // kept for the next flush (appends are idempotent per sequence number): resumers see no gap
+      run.pending = [...events, ...run.pending];
+      this.log.error({ err, responseId: id }, 'writing background events failed; will retry');
+      if (run.pending.length === events.length) setTimeout(() => void this.flush(id, run), 500).unref();
     }
   }
 
   private async tick(): Promise<void> {
-    const cancelled = await this.store.heartbeat(this.owner, [...this.runs.keys()]);
+    let cancelled: string[];
+    try {
+      cancelled = await this.store.heartbeat(this.owner, [...this.runs.keys()]);
+    } catch (err) {
+      // the database is unreachable: every replica's heartbeats are late now, so judging others
+      // stale right after it comes back would fail live runs — skip the next sweep too
+      this.skipSweeps = 2;
+      throw err;
+    }
     for (const id of cancelled) this.runs.get(id)?.controller.abort(new RunCancelled());
+    if (this.skipSweeps > 0) {
+      this.skipSweeps--;
+      return;
+    }
     await this.sweep();
   }
 
+  private skipSweeps = 0;
+
   /** Fails the runs of owners that stopped heart-beating (a restarted or dead gateway). */
   private async sweep(): Promise<void> {
-    for (const id of await this.store.staleRuns(Date.now() - this.options.staleAfterMs)) {
+    const before = Date.now() - this.options.staleAfterMs;
+    for (const id of await this.store.staleRuns(before)) {
       if (this.runs.has(id)) continue;
+      // claimed atomically: of several replicas sweeping at once, one settles the run
+      if (!(await this.store.claimStaleRun(id, before))) continue;
       if (await this.markFailedIfOpen(id, 'The gateway running this background response stopped before it finished; the response was not completed.')) {
         this.log.warn({ responseId: id }, 'background response interrupted by a gateway restart: marked failed');
       }
-      await this.store.finishRun(id);
     }
   }
 

@@ -19,13 +19,22 @@ export const TOKENS_PER_IMAGE = 85;
 /** How long `countInputTokens` waits for the upstream's `/tokenize` before estimating. */
 export const TOKENIZE_TIMEOUT_MS = 2_000;
 
-const textTokens = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN);
+/**
+ * ASCII text at `CHARS_PER_TOKEN` characters a token; anything else (CJK, emoji, accented
+ * scripts) at one token per character, which tokenizers come close to — counting it at 4 would
+ * let a compaction threshold fire far too late.
+ */
+const textTokens = (text: string): number => {
+  let ascii = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x80) ascii++;
+  return Math.ceil(ascii / CHARS_PER_TOKEN) + (text.length - ascii);
+};
 
 /**
  * Estimated input tokens of a conversation, without a tokenizer. The heuristic:
  *
  * - every item (message, reasoning, function call, function call output) costs `TOKENS_PER_ITEM` (4);
- * - plus `ceil(chars / 4)` for each text it carries: each text part of a message, the reasoning
+ * - plus `ceil(ascii chars / 4)` + one per non-ASCII character for each text it carries: each text part of a message, the reasoning
  *   text, a call's name and (separately) its arguments, an output's text;
  * - plus `TOKENS_PER_IMAGE` (85) per image part;
  * - `instructions`, when given separately, count as one more message (4 + ceil(chars / 4));

@@ -376,8 +376,12 @@ export class Engine {
   }
 
   private async finish(acc: ResponseAccumulator, turn: PreparedTurn, state: TerminalState): Promise<ResponseObject> {
-    const response = acc.settle(state, Math.floor(Date.now() / 1000));
-    if (turn.request.store) await this.saveQuietly(response, turn);
+    let response = acc.settle(state, Math.floor(Date.now() / 1000));
+    if (turn.request.store && !(await this.saveQuietly(response, turn))) {
+      // stored was asked for and could not be done: the client must not take it as stored
+      turn.failure = new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
+      response = acc.settle({ status: 'failed', error: { code: 'server_error', message: turn.failure.message } }, Math.floor(Date.now() / 1000));
+    }
     if (turn.request.conversationId !== null && state.status !== 'failed' && state.status !== 'cancelled') {
       // the conversation grows by what this turn added: its input, then its output
       await this.options.conversations?.appendItems(turn.request.conversationId, [...turn.inputItems, ...response.output]).catch((err: unknown) => {
@@ -393,11 +397,14 @@ export class Engine {
     return response;
   }
 
-  private async saveQuietly(response: ResponseObject, turn: PreparedTurn): Promise<void> {
+  /** Saves the response; a failure is logged and reported as false (never thrown mid-stream). */
+  private async saveQuietly(response: ResponseObject, turn: PreparedTurn): Promise<boolean> {
     try {
       await this.store.save({ response, inputItems: turn.inputItems });
+      return true;
     } catch (err) {
       this.log.error({ err, responseId: response.id }, 'storing the response failed');
+      return false;
     }
   }
 }

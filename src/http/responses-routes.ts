@@ -53,7 +53,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
       // a blocking turn that failed after generation began: the client gets an error (the upstream
       // failure's own status where known), the failed response stays stored
       const cause = turn.failure;
-      sendError(res, new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? response.error.code, `${response.error.message} (response ${response.id})`));
+      sendError(res, new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? response.error.code, `${response.error.message} (response ${response.id})`, null, cause?.retryable ?? false));
       return;
     }
     sendJson(res, 200, response);

@@ -24,7 +24,15 @@ export function matchRoute(routes: readonly Route[], method: string, path: strin
       if (route.path === path) params = [];
     } else {
       const match = route.path.exec(path);
-      if (match) params = match.slice(1).map((p) => decodeURIComponent(p));
+      if (match) {
+        try {
+          params = match.slice(1).map((p) => decodeURIComponent(p));
+        } catch {
+          continue; // malformed percent-encoding: no such resource
+        }
+        // ids never contain NUL (and databases refuse it): no such resource rather than a 500
+        if (params.some((p) => p.includes('\u0000'))) continue;
+      }
     }
     if (params === null) continue;
     if (route.method === method) return { route, params };

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
 import type { Logger } from '../engine/turn.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
@@ -48,12 +48,13 @@ async function route(routes: readonly Route[], req: IncomingMessage, res: Server
 
 function handleError(deps: HttpDeps, res: ServerResponse, err: unknown): void {
   const known = err instanceof GatewayError;
-  if (!known) deps.log.error({ err }, 'request failed');
+  if (!known && !isStoreUnavailable(err)) deps.log.error({ err }, 'request failed');
+  else if (!known) deps.log.warn({ err: (err as Error).message }, 'request failed: the database is unavailable');
   if (res.headersSent) {
     // a stream already started: the engine emitted its terminal event; just close
     if (!res.writableEnded) res.end();
     return;
   }
   if (res.destroyed) return;
-  sendError(res, known ? err : new GatewayError(500, 'server_error', 'server_error', 'The gateway hit an internal error.'));
+  sendError(res, toGatewayError(err));
 }

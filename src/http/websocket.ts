@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
-import { GatewayError, invalidRequest } from '../errors.js';
+import { GatewayError, invalidRequest, toGatewayError } from '../errors.js';
 import { GatewayShutdown, type Engine, type Logger } from '../engine/turn.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
 
@@ -300,7 +300,7 @@ class Connection {
 
   /** One `error` event (the spec's WebSocketErrorEvent, plus `sequence_number`). */
   private sendError(err: unknown, sequenceNumber: number): void {
-    const known = err instanceof GatewayError ? err : new GatewayError(500, 'server_error', 'server_error', 'The gateway hit an internal error.');
+    const known = toGatewayError(err);
     this.send(
       JSON.stringify({
         type: 'error',

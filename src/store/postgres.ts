@@ -270,6 +270,11 @@ export class PostgresResponseStore implements ResponseStore {
     return rows.map((row) => row.id);
   }
 
+  async claimStaleRun(id: string, before: number): Promise<boolean> {
+    const result = await this.pool.query(`DELETE FROM ${this.t.runs} WHERE id = $1 AND heartbeat_at < $2`, [id, before]);
+    return (result.rowCount ?? 0) === 1;
+  }
+
   async finishRun(id: string): Promise<void> {
     await this.pool.query(`DELETE FROM ${this.t.runs} WHERE id = $1`, [id]);
   }

@@ -20,6 +20,7 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly cancelRun: Database.Statement;
   private readonly selectStale: Database.Statement;
   private readonly deleteRun: Database.Statement;
+  private readonly claimRun: Database.Statement;
   private readonly insertEvent: Database.Statement;
   private readonly selectEvents: Database.Statement;
   private readonly deleteEvents: Database.Statement;
@@ -62,6 +63,7 @@ export class SqliteResponseStore implements ResponseStore {
     this.cancelRun = this.db.prepare('UPDATE background_runs SET cancel_requested = 1 WHERE id = ?');
     this.selectStale = this.db.prepare('SELECT id FROM background_runs WHERE heartbeat_at < ?');
     this.deleteRun = this.db.prepare('DELETE FROM background_runs WHERE id = ?');
+    this.claimRun = this.db.prepare('DELETE FROM background_runs WHERE id = ? AND heartbeat_at < ?');
     this.insertEvent = this.db.prepare('INSERT OR IGNORE INTO response_events (response_id, sequence, event) VALUES (?, ?, ?)');
     this.selectEvents = this.db.prepare('SELECT sequence, event FROM response_events WHERE response_id = ? AND sequence > ? ORDER BY sequence');
     this.deleteEvents = this.db.prepare('DELETE FROM response_events WHERE response_id = ?');
@@ -153,6 +155,10 @@ export class SqliteResponseStore implements ResponseStore {
 
   async staleRuns(before: number): Promise<string[]> {
     return (this.selectStale.all(before) as Array<{ id: string }>).map((r) => r.id);
+  }
+
+  async claimStaleRun(id: string, before: number): Promise<boolean> {
+    return this.claimRun.run(id, before).changes === 1;
   }
 
   async finishRun(id: string): Promise<void> {

@@ -55,6 +55,11 @@ export interface ResponseStore {
   requestCancel(id: string): Promise<void>;
   /** Runs not yet finished whose owner has not sent a heartbeat since `before` (ms epoch). */
   staleRuns(before: number): Promise<string[]>;
+  /**
+   * Takes a stale run out of the queue if it is still stale: true for exactly one caller, so of
+   * several replicas sweeping at once only one settles it.
+   */
+  claimStaleRun(id: string, before: number): Promise<boolean>;
   /** The run is over: it leaves the queue. */
   finishRun(id: string): Promise<void>;
   /** Appends serialized stream events of a background response. */
