@@ -104,6 +104,7 @@ export class BackgroundRunner {
     const local = this.runs.get(id);
     const buffered: Array<{ sequence: number; json: string }> = [];
     let replaying = true;
+    let pollMs = 100;
     let wake: (() => void) | undefined;
     const listener: Listener = (sequence, json) => {
       if (replaying) buffered.push({ sequence, json });
@@ -133,6 +134,7 @@ export class BackgroundRunner {
           continue;
         }
         // the run is over here, or runs elsewhere: the log is the source of truth
+        const before = last;
         for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
         if (finished || local) break;
         const record = await this.store.get(id);
@@ -140,7 +142,9 @@ export class BackgroundRunner {
           for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
           break;
         }
-        await delay(100, signal);
+        // poll quickly while events flow, back off (to 1 s) while the run is quiet
+        pollMs = last > before ? 100 : Math.min(1_000, pollMs * 1.5);
+        await delay(pollMs, signal);
       }
     } finally {
       local?.listeners.delete(listener);
