@@ -3,8 +3,8 @@ import type { Item } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
 import type { Conversation, ConversationStore } from './conversations.js';
-import { createPool, migrate, quoteIdent, withTransaction, type PostgresStoreOptions } from './postgres.js';
-import type { ItemPage, ListOptions } from './store.js';
+import { openMigratedPool, migrate, quoteIdent, withTransaction, type PostgresStoreOptions } from './postgres.js';
+import { pageFromRows, type ItemPage, type ListOptions } from './store.js';
 
 interface ConversationRow {
   id: string;
@@ -35,14 +35,7 @@ export class PostgresConversationStore implements ConversationStore {
 
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresConversationStore> {
-    const pool = createPool(url, options);
-    const schema = options.schema ?? 'public';
-    try {
-      await migrate(pool, schema);
-    } catch (error) {
-      await pool.end().catch(() => undefined);
-      throw error;
-    }
+    const { pool, schema } = await openMigratedPool(url, options);
     return new PostgresConversationStore(pool, schema, true);
   }
 
@@ -132,13 +125,7 @@ export class PostgresConversationStore implements ConversationStore {
        ORDER BY position ${asc ? 'ASC' : 'DESC'} LIMIT $3`,
       [id, from, options.limit + 1],
     );
-    const data = rows.slice(0, options.limit).map((row) => row.item);
-    return {
-      data,
-      firstId: data.length > 0 ? data[0].id : null,
-      lastId: data.length > 0 ? data[data.length - 1].id : null,
-      hasMore: rows.length > options.limit,
-    };
+    return pageFromRows(rows.map((row) => row.item), options.limit);
   }
 
   async getItem(id: string, itemId: string): Promise<Item | undefined> {

@@ -122,6 +122,19 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
   });
 }
 
+/** A new pool with the tables in place (the pool is ended again if migrating fails). */
+export async function openMigratedPool(url: string, options: PostgresStoreOptions): Promise<{ pool: pg.Pool; schema: string }> {
+  const pool = createPool(url, options);
+  const schema = options.schema ?? 'public';
+  try {
+    await migrate(pool, schema);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  return { pool, schema };
+}
+
 type Verdict = 'ok' | 'unknown' | 'used' | 'mismatch';
 
 interface DocumentRow {
@@ -154,14 +167,7 @@ export class PostgresResponseStore implements ResponseStore {
 
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresResponseStore> {
-    const pool = createPool(url, options);
-    const schema = options.schema ?? 'public';
-    try {
-      await migrate(pool, schema);
-    } catch (error) {
-      await pool.end().catch(() => undefined);
-      throw error;
-    }
+    const { pool, schema } = await openMigratedPool(url, options);
     return new PostgresResponseStore(pool, schema, true);
   }
 

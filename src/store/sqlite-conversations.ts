@@ -4,7 +4,7 @@ import type { Item } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
 import type { Conversation, ConversationStore } from './conversations.js';
-import type { ItemPage, ListOptions } from './store.js';
+import { pageFromRows, type ItemPage, type ListOptions } from './store.js';
 
 interface ConversationRow {
   id: string;
@@ -149,13 +149,7 @@ export class SqliteConversationStore implements ConversationStore {
     }
     // one row beyond the page tells whether there is more
     const rows = (asc ? this.selectPageAsc : this.selectPageDesc).all(id, from, options.limit + 1) as string[];
-    const data = rows.slice(0, options.limit).map(decodeItem);
-    return {
-      data,
-      firstId: data.length > 0 ? data[0].id : null,
-      lastId: data.length > 0 ? data[data.length - 1].id : null,
-      hasMore: rows.length > options.limit,
-    };
+    return pageFromRows(rows.map(decodeItem), options.limit);
   }
 
   async getItem(id: string, itemId: string): Promise<Item | undefined> {

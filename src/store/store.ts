@@ -77,11 +77,16 @@ export function pageItems(items: readonly Item[], options: ListOptions): ItemPag
     const index = ordered.findIndex((item) => item.id === options.after);
     start = index === -1 ? ordered.length : index + 1;
   }
-  const data = ordered.slice(start, start + options.limit);
+  return pageFromRows(ordered.slice(start, start + options.limit + 1), options.limit);
+}
+
+/** A page from up to `limit + 1` items read in order: the extra one only says there is more. */
+export function pageFromRows(rows: readonly Item[], limit: number): ItemPage {
+  const data = rows.slice(0, limit);
   return {
     data,
     firstId: data.length > 0 ? data[0].id : null,
     lastId: data.length > 0 ? data[data.length - 1].id : null,
-    hasMore: start + options.limit < ordered.length,
+    hasMore: rows.length > limit,
   };
 }
