@@ -124,15 +124,21 @@ export class Engine {
     let conversationLease: string | undefined;
     if (request.conversationId !== null) {
       const conversations = this.options.conversations;
-      const items = await conversations?.items(request.conversationId);
-      if (!conversations || !items) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      if (!conversations) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
       // one turn at a time per conversation (as OpenAI): two at once would interleave their items
-      conversationLease = options.dryRun ? undefined : newId('lease');
-      if (conversationLease && !(await conversations.acquireTurn(request.conversationId, conversationLease, CONVERSATION_LEASE_MS))) {
-        throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
+      if (!options.dryRun) {
+        conversationLease = newId('lease');
+        if (!(await conversations.acquireTurn(request.conversationId, conversationLease, CONVERSATION_LEASE_MS))) {
+          throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
+        }
       }
-      // the history as of now, read again under the lease
-      history.push(...(((await conversations.items(request.conversationId)) ?? items) as JsonObject[]));
+      // read under the lease: the history as no other turn can change it now
+      const items = await conversations.items(request.conversationId);
+      if (!items) {
+        if (conversationLease) await conversations.releaseTurn(request.conversationId, conversationLease).catch(() => undefined);
+        throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      }
+      history.push(...(items as JsonObject[]));
     }
     try {
       return await this.prepareHolding(request, history, body, signal, conversationLease, options.dryRun === true);
