@@ -18,6 +18,8 @@ interface LocalRun {
   listeners: Set<Listener>;
   /** Events not yet written to the store (flushed once per tick). */
   pending: Array<{ sequence: number; json: string }>;
+  /** The chain of event-log writes (one at a time, in order). */
+  flushing: Promise<void>;
   done: Promise<ResponseObject>;
 }
 
@@ -60,7 +62,7 @@ export class BackgroundRunner {
     // registered first: a cancel or a sweep can find the run as soon as the response exists
     await this.store.registerRun(response.id, this.owner);
     await this.store.save({ response: structuredClone(response), inputItems: turn.inputItems });
-    const run: LocalRun = { controller: new AbortController(), listeners: new Set(), pending: [], done: undefined as unknown as Promise<ResponseObject> };
+    const run: LocalRun = { controller: new AbortController(), listeners: new Set(), pending: [], flushing: Promise.resolve(), done: undefined as unknown as Promise<ResponseObject> };
     this.runs.set(response.id, run);
     if (live) run.listeners.add((_seq, json) => live(typeOf(json), json));
     const sink: EventSink = (_type, json) => this.record(response.id, run, json);
@@ -95,8 +97,9 @@ export class BackgroundRunner {
   async follow(id: string, after: number, write: (json: string) => void, signal: AbortSignal): Promise<void> {
     let last = after;
     let finished = false;
+    // strictly in sequence: an event past a gap waits until the gap is filled (a later read)
     const deliver = (sequence: number, json: string) => {
-      if (sequence <= last) return;
+      if (sequence !== last + 1) return;
       last = sequence;
       write(json);
       if (TERMINAL.test(typeOf(json))) finished = true;
@@ -165,7 +168,13 @@ export class BackgroundRunner {
     for (const listener of run.listeners) listener(sequence, json);
   }
 
-  private async flush(id: string, run: LocalRun): Promise<void> {
+  /** Writes pending events; writes of one run are chained, so the log grows in sequence order. */
+  private flush(id: string, run: LocalRun): Promise<void> {
+    run.flushing = run.flushing.then(() => this.flushNow(id, run));
+    return run.flushing;
+  }
+
+  private async flushNow(id: string, run: LocalRun): Promise<void> {
     if (run.pending.length === 0) return;
     const events = run.pending;
     run.pending = [];
