@@ -50,6 +50,7 @@ function unavailable(reason: string): void {
       throw new Error(reason);
     });
   } else {
+    // the stated reason: "PostgreSQL not reachable at <url>: <error>" from probePostgres
     it.skip(reason, () => undefined);
   }
 }

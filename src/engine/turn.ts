@@ -1,5 +1,5 @@
 import { GatewayError, invalidRequest, notFound } from '../errors.js';
-import type { ModelItem, ModelRequest, ModelResponseFormat, RawEvent } from '../protocol/model.js';
+import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
@@ -18,7 +18,7 @@ import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
-import { RegistryInvariantError, RoundTranslator } from './round.js';
+import { RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
 import { runGatewayCalls } from './scheduler.js';
 
 export interface EngineOptions {
@@ -224,7 +224,7 @@ export class Engine {
     // foreground turn that has emitted nothing may still fail as a plain HTTP error.
     const mayThrow = hooks.response === undefined;
     try {
-      return await this.loop(turn, acc, signal, drained, mayThrow);
+      return await this.loop(turn, acc, signal, drained);
     } catch (err) {
       if (acc.finished) return acc.response;
       if (mayThrow && !acc.started && !signal.aborted) throw err;
@@ -233,21 +233,23 @@ export class Engine {
     }
   }
 
-  private async loop(turn: PreparedTurn, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined, mayThrow: boolean): Promise<ResponseObject> {
+  private async loop(turn: PreparedTurn, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
     const conversation = [...turn.conversation];
     const citations = new CitationBook();
     const emitter = itemEmitter(acc, citations);
     let gatewayCallsMade = 0;
     let startedTools = false;
+    /** Runs gateway calls; their results join the conversation for the next round. */
+    const runCalls = async (calls: PendingGatewayCall[]) => {
+      const outcomes = await runGatewayCalls(calls, { maxConcurrent: this.options.maxConcurrentGatewayCalls }, emitter, signal);
+      gatewayCallsMade += calls.length;
+      calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
+    };
     /** Once the response has started: the discovered lists, then the calls the client approved. */
     const startTools = async () => {
       startedTools = true;
       for (const item of turn.preludeItems) emitListing(acc, item);
-      if (turn.approvedCalls.length === 0) return;
-      const calls = turn.approvedCalls.map((a) => ({ call: a.call, entry: a.entry, approvalRequestId: a.call.callId }));
-      const outcomes = await runGatewayCalls(calls, { maxConcurrent: this.options.maxConcurrentGatewayCalls }, emitter, signal);
-      gatewayCallsMade += calls.length;
-      calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
+      if (turn.approvedCalls.length > 0) await runCalls(turn.approvedCalls.map((a) => ({ call: a.call, entry: a.entry, approvalRequestId: a.call.callId })));
     };
 
     // Approved calls must have run before the model is asked again: their results are part of
@@ -265,13 +267,8 @@ export class Engine {
         // a forced choice applies to the first round only, or the loop would force it forever
         toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : turn.tools.length > 0 ? 'auto' : undefined,
       };
-      let batches: AsyncIterable<RawEvent[]>;
-      try {
-        batches = await this.upstream.open(request, signal);
-      } catch (err) {
-        if (mayThrow && !acc.started && !signal.aborted) throw err;
-        return this.fail(acc, turn, err, signal);
-      }
+      // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
+      const batches = await this.upstream.open(request, signal);
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
@@ -318,11 +315,7 @@ export class Engine {
         calls = calls.slice(0, Math.max(0, cap - gatewayCallsMade));
         capped = true;
       }
-      if (calls.length > 0) {
-        const outcomes = await runGatewayCalls(calls, { maxConcurrent: this.options.maxConcurrentGatewayCalls }, emitter, signal);
-        gatewayCallsMade += calls.length;
-        calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
-      }
+      if (calls.length > 0) await runCalls(calls);
       if (signal.aborted) return this.fail(acc, turn, new Error('aborted'), signal);
       const needsClient = result.clientCalls > 0 || approvalsRequested > 0;
       if (capped && !needsClient) return this.finish(acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_calls' });
