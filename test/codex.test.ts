@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse, startTestGateway, type TestGateway } from './helpers/gateway.js';
 
-const fixture = (path: string) => JSON.parse(readFileSync(new URL(`../../shared/fixtures/codex/${path}`, import.meta.url), 'utf8'));
+const fixture = (path: string) => JSON.parse(readFileSync(new URL(`./fixtures/codex/${path}`, import.meta.url), 'utf8'));
 
 /** Puts a simulator script into the last user message of a Codex request body. */
 function withScript(body: any, script: unknown): any {
@@ -22,7 +22,7 @@ async function post(tg: TestGateway, body: unknown): Promise<Array<Record<string
 
 const PATCH = '*** Begin Patch\n*** Add File: notes/"quoted".txt\n+line with \\backslash\\ and "quotes"\n+tab\there é 🚀\n*** End Patch\n';
 
-describe('Codex CLI requests (shared/fixtures/codex)', () => {
+describe('Codex CLI requests (test/fixtures/codex)', () => {
   let tg: TestGateway;
   beforeAll(async () => {
     tg = await startTestGateway();

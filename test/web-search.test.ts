@@ -8,7 +8,7 @@ import { startFakeSearchApis, type FakeSearchApis } from './helpers/fake-search-
 import { readSse, scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { checkStreamInvariants } from './helpers/spec.js';
 
-const fixture = (path: string) => JSON.parse(readFileSync(new URL(`../../shared/fixtures/codex/${path}`, import.meta.url), 'utf8'));
+const fixture = (path: string) => JSON.parse(readFileSync(new URL(`./fixtures/codex/${path}`, import.meta.url), 'utf8'));
 
 const PAGE = `<!doctype html><html><head><title>Ferris facts</title><style>body{}</style></head>
 <body><h1>Ferris</h1><p>Ferris is the unofficial mascot of Rust &amp; a crab.</p><script>evil()</script>

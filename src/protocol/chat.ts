@@ -1,6 +1,6 @@
 /**
  * Chat Completions wire types (gateway → upstream) and the codecs between them and the neutral
- * model types. Reference: shared/reference/chat-completions-upstream.md.
+ * model types. Reference: docs/reference/chat-completions-upstream.md.
  */
 import type { FinishReason, ModelItem, ModelRequest, RawEvent } from './model.js';
 

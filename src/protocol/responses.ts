@@ -1,6 +1,6 @@
 /**
  * OpenAI Responses API wire types (the subset Switchyard reads and writes).
- * Reference: shared/reference/responses-api.md. Types only — no behaviour, no I/O.
+ * Reference: docs/reference/responses-api.md. Types only — no behaviour, no I/O.
  */
 
 export type JsonObject = Record<string, unknown>;

@@ -1,6 +1,6 @@
 // Encodes a RoundPlan as vLLM's Chat Completions output: the stream chunks (as objects, one per
 // `data:` line) and the non-stream `chat.completion` object. Pure apart from id minting.
-// Shapes follow /work/shared/reference/chat-completions-upstream.md §3–5: first chunk
+// Shapes follow /work/docs/reference/chat-completions-upstream.md §3–5: first chunk
 // `{role:"assistant", content:""}`, no `usage` key on regular chunks, tool call id/type/name
 // only on a call's first fragment, the last argument fragment flushed in the finish chunk,
 // and the usage chunk (`choices: []`) only with `stream_options.include_usage`.

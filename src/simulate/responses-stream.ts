@@ -1,5 +1,5 @@
 // Encodes a RoundPlan as vLLM's own `/v1/responses` output, quirks included
-// (/work/shared/reference/chat-completions-upstream.md §6):
+// (/work/docs/reference/chat-completions-upstream.md §6):
 // - item ids are bare UUIDs (vLLM's `random_uuid()`, 32 hex), `call_id` is `call_<uuid>`;
 // - reasoning is framed by the non-standard `response.reasoning_part.added/.done` events
 //   (instead of `content_part.*`);

@@ -1,4 +1,4 @@
-// Validation against the Open Responses OpenAPI document (shared/spec/openresponses-openapi.json).
+// Validation against the Open Responses OpenAPI document (test/fixtures/spec/openresponses-openapi.json).
 // OpenAPI 3.1 schemas are JSON Schema 2020-12: the whole document is registered once under the id
 // `openresponses`, and each check references `openresponses#/components/schemas/<Name>`.
 import { readFileSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 
-// The repo is <root>/main and the shared folder is <root>/shared (in CI: <clone>/../shared).
-const SPEC_URL = new URL('../../../shared/spec/openresponses-openapi.json', import.meta.url);
+// A copy kept in the repo (test/fixtures/spec), so a clone stands alone.
+const SPEC_URL = new URL('../fixtures/spec/openresponses-openapi.json', import.meta.url);
 const SPEC_ID = 'openresponses';
 
 interface SchemaObject {
