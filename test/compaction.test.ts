@@ -163,9 +163,6 @@ async function post(path: string, body: unknown, base = gateway.url): Promise<{ 
   return { status: response.status, body: await response.json(), headers: response.headers };
 }
 
-/** Whether the conversation builder (toModelItems) already turns `compaction` items into the summary message. */
-const builderIntegrated = toModelItems([newCompactionItem('probe')], new ToolRegistry()).length > 0;
-
 describe('POST /v1/responses/compact', () => {
   it('compacts a 20-message conversation to [compaction, last user message], valid per the spec', async () => {
     const input = longConversation();
@@ -207,11 +204,8 @@ describe('POST /v1/responses/compact', () => {
     const output = body.output as Array<Record<string, unknown>>;
 
     const turn = await engine.prepare({ model: MODEL, input: output, store: false });
-    if (!builderIntegrated) {
-      // toModelItems does not handle `compaction` yet (integration pending): do what it will do
-      expect(turn.conversation).toHaveLength(1);
-      turn.conversation.unshift(compactionToModelItem(output[0])!);
-    }
+    // the conversation builder itself turns the compaction item into the summary message
+    expect(turn.conversation).toHaveLength(2);
     expect(turn.conversation[0]).toEqual({ type: 'message', role: 'developer', content: [{ type: 'text', text: `${SUMMARY_MESSAGE_PREFIX}${SUMMARY}` }] });
 
     const from = simulator.requests.length;
@@ -227,7 +221,7 @@ describe('POST /v1/responses/compact', () => {
     expect(JSON.stringify(messages)).not.toContain('detail-3');
   });
 
-  it.skipIf(!builderIntegrated)('the conversation builder turns a compaction item into the summary message', () => {
+  it('the conversation builder turns a compaction item into the summary message', () => {
     const item = newCompactionItem('earlier stuff');
     expect(toModelItems([item], new ToolRegistry())).toEqual([compactionToModelItem(item)]);
   });

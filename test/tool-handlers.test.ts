@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MCP_CONFIG, McpService } from '../src/mcp/service.js';
 import type { DeclareContext, ToolHandler } from '../src/tools/handler.js';
 import {
   codeInterpreterHandler,
@@ -11,9 +12,23 @@ import {
   webSearchHandler,
 } from '../src/tools/handlers/index.js';
 import { flattenedName } from '../src/tools/handlers/namespace.js';
-import { echoTools, parseTools, registerTools, resolveToolChoice } from '../src/tools/registry.js';
+import { discoverTools, echoTools, parseTools, registerTools, resolveToolChoice } from '../src/tools/registry.js';
 import { FUNCTION_NAME_PATTERN } from '../src/tools/validate.js';
 import { ToolDeclarationError, type GatewayExecution } from '../src/tools/types.js';
+import { startEverything, type ChildMcpServer } from './helpers/mcp-servers.js';
+
+// The MCP handler normalizes what its server offers: a real one (server-everything from npm) serves
+// the conformance suite, so its assertions run over real discovered tools, not over nothing.
+let everything: ChildMcpServer;
+let mcp: McpService;
+beforeAll(async () => {
+  everything = await startEverything('streamableHttp');
+  mcp = new McpService({ ...DEFAULT_MCP_CONFIG, outbound: { allowHosts: [], allowCidrs: ['127.0.0.0/8'], allowHttp: true } });
+}, 30_000);
+afterAll(async () => {
+  await mcp?.close();
+  await everything?.close();
+});
 
 const fakeExecution: GatewayExecution = {
   parallelSafe: true,
@@ -25,7 +40,14 @@ const fakeExecution: GatewayExecution = {
 
 function context(configured: boolean): DeclareContext & { logged: string[] } {
   const logged: string[] = [];
-  return { logged, executionFor: () => (configured ? fakeExecution : undefined), logOnce: (_key, message) => logged.push(message) };
+  return { logged, executionFor: () => (configured ? fakeExecution : undefined), logOnce: (_key, message) => logged.push(message), ...(configured && mcp ? { mcp } : {}) };
+}
+
+/** Parse, discover (MCP: `tools/list` on the real server), register — as a request does. */
+async function register(declaration: Record<string, unknown>, ctx: DeclareContext) {
+  const parsed = parseTools([declaration]);
+  await discoverTools(parsed, { ...ctx, priorListings: new Map(), signal: new AbortController().signal });
+  return registerTools(parsed, ctx);
 }
 
 /** One valid declaration and one invalid declaration (with the param it must name) per handler. */
@@ -37,14 +59,20 @@ const CASES: Array<{ handler: ToolHandler<any>; valid: Record<string, unknown>; 
   { handler: webSearchHandler, valid: { type: 'web_search', search_context_size: 'low', filters: { allowed_domains: ['example.com'] } }, invalid: { type: 'web_search', search_context_size: 'huge' }, invalidParam: 'tools[0].search_context_size' },
   { handler: fileSearchHandler, valid: { type: 'file_search', vector_store_ids: ['vs_1'] }, invalid: { type: 'file_search', vector_store_ids: [] }, invalidParam: 'tools[0].vector_store_ids' },
   { handler: codeInterpreterHandler, valid: { type: 'code_interpreter', container: { type: 'auto' } }, invalid: { type: 'code_interpreter' }, invalidParam: 'tools[0].container' },
-  { handler: mcpHandler, valid: { type: 'mcp', server_label: 'db', server_url: 'https://mcp.example.com/mcp' }, invalid: { type: 'mcp', server_url: 'https://x' }, invalidParam: 'tools[0].server_label' },
+  {
+    handler: mcpHandler,
+    get valid() {
+      return { type: 'mcp', server_label: 'db', server_url: everything.url };
+    },
+    invalid: { type: 'mcp', server_url: 'https://x' }, invalidParam: 'tools[0].server_label' },
 ];
 
 // One conformance suite, run against every handler (style.md §4).
-describe.each(CASES)('handler conformance: $handler.types.0', ({ handler, valid, invalid, invalidParam }) => {
+describe.each(CASES)('handler conformance: $handler.types.0', (testCase) => {
+  const { handler, invalid, invalidParam } = testCase;
   it('accepts every one of its type names through parseTools', () => {
     for (const type of handler.types) {
-      const [parsed] = parseTools([{ ...valid, type }]);
+      const [parsed] = parseTools([{ ...testCase.valid, type }]);
       expect(parsed.handler).toBe(handler);
     }
   });
@@ -59,11 +87,12 @@ describe.each(CASES)('handler conformance: $handler.types.0', ({ handler, valid,
     }
   });
 
-  it('normalizes to valid, deterministic model-visible functions with explicit ownership', () => {
+  it('normalizes to valid, deterministic model-visible functions with explicit ownership', async () => {
     const ctx = context(true);
-    const once = registerTools(parseTools([valid]), ctx);
-    const twice = registerTools(parseTools([valid]), ctx);
+    const once = await register(testCase.valid, ctx);
+    const twice = await register(testCase.valid, ctx);
     const entries = [...once.all()];
+    expect(entries.length).toBeGreaterThan(0);
     expect(entries.map((e) => e.modelName)).toEqual([...twice.all()].map((e) => e.modelName));
     for (const entry of entries) {
       expect(entry.modelName).toMatch(FUNCTION_NAME_PATTERN);
@@ -75,9 +104,9 @@ describe.each(CASES)('handler conformance: $handler.types.0', ({ handler, valid,
     }
   });
 
-  it('omits a gateway-owned type whose executor is not configured (logged), never a client type', () => {
+  it('omits a gateway-owned type whose executor is not configured (logged), never a client type', async () => {
     const ctx = context(false);
-    const registry = registerTools(parseTools([valid]), ctx);
+    const registry = await register(testCase.valid, ctx);
     if (handler.owner === 'gateway') {
       expect(registry.size).toBe(0);
       expect(ctx.logged.length).toBe(1);
