@@ -158,7 +158,7 @@ describe('background.maxConcurrent: the rest wait in the queue, first in first o
 
   it('one runs, two are queued (and stay queued), then each runs in the order it came', async () => {
     const slow = (n: number) => scripted({ rounds: [{ text: `run ${n} one two three`, chunks: 4, delay_ms: 150 }] }, `run ${n}`);
-    const runs = [];
+    const runs: OpenAI.Responses.Response[] = [];
     for (const n of [1, 2, 3]) runs.push(await client.responses.create({ model: 'm', input: slow(n), background: true }));
     await waitFor(async () => ((await client.responses.retrieve(runs[0].id)).status === 'in_progress' ? true : undefined));
     // while the first runs, the others are queued, and the upstream has been asked only once

@@ -101,6 +101,8 @@ export interface PreparedTurn {
   hooks?: RunHooks;
   /** Set by `run`: aborting it stops the run (registered with the ownership for a stored run). */
   runController?: AbortController;
+  /** The stored run is registered as this process's (a background run always is): its writes are fenced. */
+  owned?: boolean;
   /** The lease this turn holds on its conversation, released when it ends. */
   conversationLease?: string;
   /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
@@ -446,7 +448,8 @@ export class Engine {
     }
     if (turn.request.store) {
       settlement.record = { response, inputItems: turn.inputItems };
-      settlement.owner = this.ownership.owner;
+      // a run that could not be registered has no claim to lose (nor one for the sweep to find)
+      if (turn.owned || turn.request.background) settlement.owner = this.ownership.owner;
       const terminal = acc.terminalEvent();
       if (turn.hooks?.unloggedEvents && terminal) settlement.events = [...(await turn.hooks.unloggedEvents()), terminal];
     }
@@ -473,7 +476,10 @@ export class Engine {
   /** Stores a running response under this process's ownership (registered first, for a foreground run). */
   private async saveRunning(response: ResponseObject, turn: PreparedTurn): Promise<void> {
     try {
-      if (!turn.request.background && turn.runController) await this.ownership.register(response.id, turn.runController);
+      if (!turn.request.background && turn.runController) {
+        await this.ownership.register(response.id, turn.runController);
+        turn.owned = true;
+      }
       await this.store.saveOwned({ response, inputItems: turn.inputItems }, this.ownership.owner);
     } catch (err) {
       // the final settlement decides whether the client hears of a store failure
