@@ -450,8 +450,8 @@ export class Engine {
       settlement.record = { response, inputItems: turn.inputItems };
       // a run that could not be registered has no claim to lose (nor one for the sweep to find)
       if (turn.owned || turn.request.background) settlement.owner = this.ownership.owner;
-      const terminal = acc.terminalEvent();
-      if (turn.hooks?.unloggedEvents && terminal) settlement.events = [...(await turn.hooks.unloggedEvents()), terminal];
+      const terminal = turn.hooks?.unloggedEvents ? acc.terminalEvent() : null;
+      if (terminal) settlement.events = [...(await turn.hooks!.unloggedEvents!()), terminal];
     }
     if (settlement.record === undefined && settlement.conversation === undefined) return 'ok';
     try {

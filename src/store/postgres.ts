@@ -335,14 +335,20 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async saveOwned(record: StoredResponse, owner: string): Promise<boolean> {
-    return withTransaction(this.pool, async (client) => {
-      if (!(await this.lockOwned(client, record.response.id, owner))) return false;
-      await this.write(client, record);
-      return true;
-    });
+    // one statement: the run's row lock (a sweeper's claim waits, or has already removed the row)
+    const r = record.response;
+    const result = await this.pool.query(
+      `WITH owned AS (SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $7 FOR UPDATE)
+       INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
+       SELECT $1, $2, $3, $4, $5::json, $6::json FROM owned
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner],
+    );
+    return (result.rowCount ?? 0) === 1;
   }
 
   async settle(settlement: Settlement): Promise<SettleOutcome> {
+    if (settlement.conversation === undefined && settlement.record !== undefined && settlement.owner !== undefined) return this.settleRun(settlement.record, settlement.owner, settlement.events ?? []);
     try {
       return await withTransaction(this.pool, async (client): Promise<SettleOutcome> => {
         const id = settlement.record?.response.id;
@@ -375,13 +381,42 @@ export class PostgresResponseStore implements ResponseStore {
       await this.insertEvents(this.pool, responseId, events);
       return true;
     }
-    return withTransaction(this.pool, async (client) => {
-      // a shared lock: appends wait for (and then see) a sweeper's claim, and do not block each other's reads
-      const { rows } = await client.query(`SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $2 FOR SHARE`, [responseId, owner]);
-      if (rows.length === 0) return false;
-      await this.insertEvents(client, responseId, events);
-      return true;
-    });
+    // one statement; a shared lock on the run's row: a sweeper's claim waits for it, or has removed the row
+    const { rows } = await this.pool.query<{ owned: boolean }>(
+      `WITH owned AS (SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $4 FOR SHARE),
+       logged AS (
+         INSERT INTO ${this.t.events} (response_id, sequence, event)
+         SELECT $1, e.sequence, e.event FROM owned, unnest($2::int[], $3::text[]) AS e(sequence, event)
+         ON CONFLICT DO NOTHING
+       )
+       SELECT EXISTS (SELECT 1 FROM owned) AS owned`,
+      [responseId, events.map((e) => e.sequence), events.map((e) => e.json), owner],
+    );
+    return rows[0].owned;
+  }
+
+  /**
+   * A run's settlement without a conversation, in one statement: removing the claim takes the
+   * run's row lock, and the events and the terminal state are written only if it was still held.
+   */
+  private async settleRun(record: StoredResponse, owner: string, events: readonly StreamEvent[]): Promise<SettleOutcome> {
+    const r = record.response;
+    const { rows } = await this.pool.query<{ owned: boolean }>(
+      `WITH claim AS (DELETE FROM ${this.t.runs} WHERE id = $1 AND owner = $7 RETURNING 1),
+       logged AS (
+         INSERT INTO ${this.t.events} (response_id, sequence, event)
+         SELECT $1, e.sequence, e.event FROM claim, unnest($8::int[], $9::text[]) AS e(sequence, event)
+         ON CONFLICT DO NOTHING
+       ),
+       saved AS (
+         INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
+         SELECT $1, $2, $3, $4, $5::json, $6::json FROM claim
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items
+       )
+       SELECT EXISTS (SELECT 1 FROM claim) AS owned`,
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner, events.map((e) => e.sequence), events.map((e) => e.json)],
+    );
+    return rows[0].owned ? 'ok' : 'not_owner';
   }
 
   /** Locks the run's row if `owner` still owns it (a sweeper's claim waits for this transaction). */
