@@ -533,6 +533,29 @@ describe.each<[string, Backend]>([
 
 // ---------- PostgreSQL: several replicas on one schema ----------
 
+describe('SQLite migrations', () => {
+  it('a data folder of the previous version gains the run queue columns, its rows kept', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-migrate-'));
+    dirs.push(dir);
+    const Database = (await import('better-sqlite3')).default;
+    const old = new Database(join(dir, 'switchyard.db'));
+    old.exec(`CREATE TABLE background_runs (id TEXT PRIMARY KEY, owner TEXT NOT NULL, heartbeat_at INTEGER NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0);
+      INSERT INTO background_runs (id, owner, heartbeat_at) VALUES ('resp_old', 'gone', 1)`);
+    old.close();
+    const store = new SqliteResponseStore(dir);
+    try {
+      // the old row is a running run of a dead owner: the sweep finds it
+      expect(await store.staleRuns(Date.now())).toEqual(['resp_old']);
+      await store.registerRun('resp_new', 'me', { request: '{}' });
+      expect(await store.claimQueuedRun('me', 0)).toEqual({ id: 'resp_new', request: '{}' });
+    } finally {
+      await store.close();
+    }
+    // opening it again changes nothing
+    await new SqliteResponseStore(dir).close();
+  });
+});
+
 describe('PostgreSQL replicas on one schema', () => {
   if (pgUnavailable) {
     unavailable(pgUnavailable);

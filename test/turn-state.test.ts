@@ -106,6 +106,29 @@ describe('a conversation is free again as soon as a turn on it ends, however it 
   });
 });
 
+describe('a turn longer than staleAfterMs keeps its conversation (the heartbeat renews the lease)', () => {
+  let tg: TestGateway;
+  let client: OpenAI;
+  beforeAll(async () => {
+    tg = await startTestGateway({ config: { background: { heartbeatMs: 100, staleAfterMs: 400 } } as any });
+    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+  });
+  afterAll(() => tg.close());
+
+  it('another turn is refused while it runs; it completes and its items are appended', async () => {
+    const { id } = await client.conversations.create({});
+    const long = client.responses.create({ model: 'm', conversation: id, input: scripted({ rounds: [{ text: 'a slow and steady answer', chunks: 10, delay_ms: 150 }] }, 'long turn') });
+    await waitFor(async () => (tg.simulator.requests.some((r) => JSON.stringify(r.body).includes('long turn')) ? true : undefined));
+    for (const wait of [100, 700, 700]) {
+      await new Promise((r) => setTimeout(r, wait)); // well past staleAfterMs by the last one
+      await expect(client.responses.create({ model: 'm', conversation: id, input: 'me too' })).rejects.toMatchObject({ status: 400, code: 'conversation_locked' });
+    }
+    expect((await long).status).toBe('completed');
+    const items = await client.conversations.items.list(id, { order: 'asc' });
+    expect(items.data.map((item: any) => item.role)).toEqual(['user', 'assistant']);
+  });
+});
+
 /** A store whose first writes of background runs fail: the launch fails after the turn took its lease. */
 class FailingLaunchStore extends SqliteResponseStore {
   failRegistrations = 0;
