@@ -1,6 +1,7 @@
 // A turn's state on the failure paths (issue 9 #1, #5c): a conversation is never left locked by a
 // turn that ended — whichever way it ended — and background runs beyond `background.maxConcurrent`
 // really wait in the store's queue, in order.
+import Database from 'better-sqlite3';
 import OpenAI from 'openai';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +127,40 @@ describe('a turn longer than staleAfterMs keeps its conversation (the heartbeat 
     expect((await long).status).toBe('completed');
     const items = await client.conversations.items.list(id, { order: 'asc' });
     expect(items.data.map((item: any) => item.role)).toEqual(['user', 'assistant']);
+  });
+});
+
+describe('a turn and its conversation items are stored together or not at all (SQLite)', () => {
+  let tg: TestGateway;
+  let client: OpenAI;
+  beforeAll(async () => {
+    tg = await startTestGateway();
+    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+  });
+  afterAll(() => tg.close());
+
+  it('the append fails: a retryable error, the response not completed, the conversation unchanged', async () => {
+    // a real fault in the gateway's own file: inserting an item that mentions "poison" is refused
+    const db = new Database(join(tg.dataDir, 'switchyard.db'));
+    db.exec(`CREATE TRIGGER poison BEFORE INSERT ON conversation_items WHEN NEW.item LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'conversation append refused'); END`);
+    try {
+      const { id } = await client.conversations.create({});
+      const res = await post(tg.baseURL, { model: 'm', conversation: id, input: 'poison pill' });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('x-should-retry')).toBe('true');
+      const error = ((await res.json()) as any).error;
+      expect(error.code).toBe('store_unavailable');
+      const responseId = /response (resp_\w+)/.exec(error.message)![1];
+      expect((await client.responses.retrieve(responseId)).status).toBe('failed');
+      expect((await client.conversations.items.list(id)).data).toEqual([]);
+      // a turn that can be appended is, with its response
+      db.exec('DROP TRIGGER poison');
+      const ok = await client.responses.create({ model: 'm', conversation: id, input: 'healthy' });
+      expect(ok.status).toBe('completed');
+      expect((await client.conversations.items.list(id, { order: 'asc' })).data.map((item: any) => item.role)).toEqual(['user', 'assistant']);
+    } finally {
+      db.close();
+    }
   });
 });
 

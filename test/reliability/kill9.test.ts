@@ -162,7 +162,7 @@ describe('kill -9', () => {
     }
     console.log(
       `kill -9 under load: ${KILLS} kills, ${requests} requests (${interrupted} cut by a kill), ${received.size} completed responses received, ` +
-        `${identical} retrieved identical; ${leftOpenAtRestart} open at the last restart, 0 after its sweep; stored by status: ${byStatus.map((r) => `${r.status} ${r.n}`).join(', ')}`,
+        `${identical} retrieved identical; ${leftOpenAtRestart} still open when the last restart was listening, 0 after its sweep; stored by status: ${byStatus.map((r) => `${r.status} ${r.n}`).join(', ')}`,
     );
     expect(received.size).toBeGreaterThan(KILLS * 4);
     expect(identical).toBe(received.size);
