@@ -37,7 +37,7 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs = 15_000):
 describe.skipIf(unavailable !== undefined)('replicas on PostgreSQL: fencing, followers, queue take-over, atomic turns', () => {
   const schema = `switchyard_fencing_${randomBytes(5).toString('hex')}`;
   // staleAfterMs generous enough that a loaded machine does not make a live replica look dead
-  const background = { heartbeatMs: 100, staleAfterMs: 1_500 };
+  const background = { heartbeatMs: 100, staleAfterMs: 3_000 };
   let dir: string;
   let sim: Simulator;
   let a: SpawnedGateway; // the owner: a process of its own, with one background slot
@@ -87,8 +87,8 @@ describe.skipIf(unavailable !== undefined)('replicas on PostgreSQL: fencing, fol
 
   it('an owner stalled past staleAfterMs loses its run to the other replica, then stops and writes nothing', async () => {
     const marker = `stalled-${randomBytes(3).toString('hex')}`;
-    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
-    const created = await clientA.responses.create({ model: 'm', input: scripted({ rounds: [{ text: words, chunks: 60, delay_ms: 100 }] }, marker), background: true });
+    const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+    const created = await clientA.responses.create({ model: 'm', input: scripted({ rounds: [{ text: words, chunks: 100, delay_ms: 100 }] }, marker), background: true });
     await waitFor(async () => ((await clientB.responses.retrieve(created.id)).status === 'in_progress' ? true : undefined));
     await sleep(500); // some events in the log
 

@@ -111,16 +111,16 @@ describe('a turn longer than staleAfterMs keeps its conversation (the heartbeat 
   let tg: TestGateway;
   let client: OpenAI;
   beforeAll(async () => {
-    tg = await startTestGateway({ config: { background: { heartbeatMs: 100, staleAfterMs: 400 } } as any });
+    tg = await startTestGateway({ config: { background: { heartbeatMs: 100, staleAfterMs: 800 } } as any });
     client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
   });
   afterAll(() => tg.close());
 
   it('another turn is refused while it runs; it completes and its items are appended', async () => {
     const { id } = await client.conversations.create({});
-    const long = client.responses.create({ model: 'm', conversation: id, input: scripted({ rounds: [{ text: 'a slow and steady answer', chunks: 10, delay_ms: 150 }] }, 'long turn') });
+    const long = client.responses.create({ model: 'm', conversation: id, input: scripted({ rounds: [{ text: 'a slow and steady answer that takes its time', chunks: 20, delay_ms: 150 }] }, 'long turn') });
     await waitFor(async () => (tg.simulator.requests.some((r) => JSON.stringify(r.body).includes('long turn')) ? true : undefined));
-    for (const wait of [100, 700, 700]) {
+    for (const wait of [100, 900, 900]) {
       await new Promise((r) => setTimeout(r, wait)); // well past staleAfterMs by the last one
       await expect(client.responses.create({ model: 'm', conversation: id, input: 'me too' })).rejects.toMatchObject({ status: 400, code: 'conversation_locked' });
     }
