@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { Config } from './config/config.js';
 import { BackgroundRunner } from './engine/background.js';
+import { RunOwnership } from './engine/run-ownership.js';
 import { Engine } from './engine/turn.js';
 import { createHttpServer } from './http/server.js';
 import { attachResponsesWebSocket } from './http/websocket.js';
@@ -78,9 +79,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     mcp,
   };
-  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations }, log);
+  // this process's runs and conversation leases, heart-beaten: a dead process holds nothing for long
+  const ownership = new RunOwnership(store, conversations, log, config.background);
+  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations, ownership }, log);
   const background = new BackgroundRunner(engine, store, log, config.background);
-  await background.start();
+  background.start();
+  await ownership.start();
   const server = createHttpServer({
     engine,
     store,
@@ -118,6 +122,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
+      ownership.close();
       await background.close();
       await upstream.close();
       await mcp.close();

@@ -69,7 +69,9 @@ function sqliteIn(location: () => string): Backend {
   return {
     async open() {
       const dir = location();
-      return { responses: new SqliteResponseStore(dir), conversations: new SqliteConversationStore(dir) };
+      // as the gateway opens them: one connection, so a settlement spans both (also in memory)
+      const responses = new SqliteResponseStore(dir);
+      return { responses, conversations: new SqliteConversationStore(responses.database) };
     },
   };
 }
@@ -262,20 +264,20 @@ describe.each<[string, Backend]>([
       expect(await store.checkApproval(id, 'digest-c')).toBe('mismatch');
     });
 
-    it('tracks background runs: heartbeats, cancel requests, stale runs, finish', async () => {
+    it('tracks runs: heartbeats, cancel requests, lost runs, stale runs, finish', async () => {
       const [a, b] = [uid('resp'), uid('resp')];
       const owner = uid('gateway');
       await store.registerRun(a, owner);
       await store.registerRun(b, owner);
-      expect(await store.heartbeat(owner, [a, b])).toEqual([]);
-      expect(await store.heartbeat(owner, [])).toEqual([]);
+      expect(await store.heartbeat(owner, [a, b])).toEqual({ cancelled: [], lost: [] });
+      expect(await store.heartbeat(owner, [])).toEqual({ cancelled: [], lost: [] });
 
       await store.requestCancel(a);
       await store.requestCancel(uid('resp')); // unknown: nothing happens
-      expect(await store.heartbeat(owner, [a, b])).toEqual([a]);
-      expect(await store.heartbeat(owner, [b, a])).toEqual([a]);
-      // another owner's heartbeat neither touches the run nor hears its cancellation
-      expect(await store.heartbeat(uid('gateway'), [a, b])).toEqual([]);
+      expect(await store.heartbeat(owner, [a, b])).toEqual({ cancelled: [a], lost: [] });
+      expect(await store.heartbeat(owner, [b, a])).toEqual({ cancelled: [a], lost: [] });
+      // another owner's heartbeat neither touches the runs nor hears their cancellation: they are not its own
+      expect(await store.heartbeat(uid('gateway'), [a, b])).toEqual({ cancelled: [], lost: [a, b] });
 
       const stale = await store.staleRuns(Date.now() + 60_000);
       expect(stale).toEqual(expect.arrayContaining([a, b]));
@@ -287,24 +289,121 @@ describe.each<[string, Backend]>([
       await sleep(5);
       const before = Date.now();
       await sleep(2);
-      expect(await store.heartbeat(owner, [a])).toEqual([a]);
+      expect((await store.heartbeat(owner, [a])).cancelled).toEqual([a]);
       const now = await store.staleRuns(before);
       expect(now).toContain(b);
       expect(now).not.toContain(a);
 
-      // the other owner's heartbeat above did not refresh b
       await store.finishRun(a);
       expect(await store.staleRuns(Date.now() + 60_000)).not.toContain(a);
-      expect(await store.heartbeat(owner, [a])).toEqual([]);
+      expect(await store.heartbeat(owner, [a])).toEqual({ cancelled: [], lost: [a] });
 
       // registering again hands the run over, cancellation request cleared
       await store.requestCancel(b);
       const next = uid('gateway');
       await store.registerRun(b, next);
-      expect(await store.heartbeat(owner, [b])).toEqual([]);
-      expect(await store.heartbeat(next, [b])).toEqual([]);
+      expect(await store.heartbeat(owner, [b])).toEqual({ cancelled: [], lost: [b] });
+      expect(await store.heartbeat(next, [b])).toEqual({ cancelled: [], lost: [] });
       await store.finishRun(b);
       expect(await store.staleRuns(Date.now() + 60_000)).not.toContain(b);
+    });
+
+    it('fences an owner: once a stale run is failed by another, its owner can write nothing', async () => {
+      const id = uid('resp');
+      const owner = uid('gateway');
+      await store.registerRun(id, owner);
+      const running = { ...response(id, null, 'partial', 'in_progress'), background: true } as ResponseObject;
+      expect(await store.saveOwned({ response: running, inputItems: [] }, owner)).toBe(true);
+      expect(await store.appendEvents(id, [{ sequence: 0, json: '{"n":0}' }], owner)).toBe(true);
+      // another owner cannot write it
+      expect(await store.saveOwned({ response: running, inputItems: [] }, uid('gateway'))).toBe(false);
+      expect(await store.appendEvents(id, [{ sequence: 1, json: '{"n":"intruder"}' }], uid('gateway'))).toBe(false);
+
+      // not stale yet: nobody can claim it
+      expect(await store.failStaleRun(id, Date.now() - 60_000, () => undefined)).toBe(false);
+      const seen: Array<[string | undefined, number]> = [];
+      const claimed = await store.failStaleRun(id, Date.now() + 60_000, (record, next) => {
+        seen.push([record?.response.status, next]);
+        const failed = { ...record!.response, status: 'failed', error: { code: 'server_error', message: 'owner died' } } as ResponseObject;
+        return { record: { response: failed, inputItems: [] }, event: { sequence: next, json: '{"type":"response.failed"}' } };
+      });
+      expect(claimed).toBe(true);
+      expect(seen).toEqual([['in_progress', 1]]);
+      // exactly once
+      expect(await store.failStaleRun(id, Date.now() + 60_000, () => undefined)).toBe(false);
+
+      // the old owner: no save, no event, no settlement
+      const completed = response(id, null, 'late', 'completed');
+      expect(await store.saveOwned({ response: completed, inputItems: [] }, owner)).toBe(false);
+      expect(await store.appendEvents(id, [{ sequence: 2, json: '{"n":2}' }], owner)).toBe(false);
+      expect(await store.settle({ record: { response: completed, inputItems: [] }, owner, events: [{ sequence: 1, json: '{"type":"response.completed"}' }] })).toBe('not_owner');
+      expect((await store.get(id))?.response.status).toBe('failed');
+      expect(await store.eventsAfter(id, -1)).toEqual([{ sequence: 0, json: '{"n":0}' }, { sequence: 1, json: '{"type":"response.failed"}' }]);
+    });
+
+    it('settles a run in one transaction: events, terminal state, the end of the claim', async () => {
+      const id = uid('resp');
+      const owner = uid('gateway');
+      await store.registerRun(id, owner);
+      const done = response(id, null, 'all done', 'completed');
+      const events = [0, 1, 2].map((n) => ({ sequence: n, json: JSON.stringify({ n }) }));
+      expect(await store.settle({ record: { response: done, inputItems: [storedUser('q')] }, owner, events })).toBe('ok');
+      expect((await store.get(id))?.response).toEqual(done);
+      expect(await store.eventsAfter(id, -1)).toEqual(events);
+      expect(await store.heartbeat(owner, [id])).toEqual({ cancelled: [], lost: [id] });
+      expect(await store.staleRuns(Date.now() + 60_000)).not.toContain(id);
+    });
+
+    it('settles a turn with its conversation all or nothing (lease held, conversation present)', async () => {
+      const conv = await conversations.create({}, [user('start')]);
+      const lease = uid('lease');
+      expect(await conversations.acquireTurn(conv.id, lease, 60_000)).toBe(true);
+      // its holder renews it; another cannot take it
+      expect(await conversations.acquireTurn(conv.id, lease, 60_000)).toBe(true);
+      expect(await conversations.acquireTurn(conv.id, uid('lease'), 60_000)).toBe(false);
+
+      const id = uid('resp');
+      const owner = uid('gateway');
+      await store.registerRun(id, owner);
+      const done = response(id, null, 'answer');
+      const items = [storedUser('question'), ...done.output];
+
+      // a conversation that is gone: nothing at all is written
+      expect(await store.settle({ record: { response: done, inputItems: [] }, owner, conversation: { id: uid('conv'), items } })).toBe('conversation_not_found');
+      expect(await store.get(id)).toBeUndefined();
+
+      // a lease another turn took over (it had expired): nothing is written either
+      expect(await store.settle({ record: { response: done, inputItems: [] }, owner, conversation: { id: conv.id, items, lease: uid('lease') } })).toBe('lease_lost');
+      expect(await store.get(id)).toBeUndefined();
+      expect((await conversations.items(conv.id))?.length).toBe(1);
+
+      expect(await store.settle({ record: { response: done, inputItems: [] }, owner, conversation: { id: conv.id, items, lease } })).toBe('ok');
+      expect((await store.get(id))?.response.status).toBe('completed');
+      expect(ids((await conversations.items(conv.id))!).slice(1)).toEqual(ids(items));
+      // the lease went with it: the next turn takes the conversation at once
+      expect(await conversations.acquireTurn(conv.id, uid('lease'), 60_000)).toBe(true);
+    });
+
+    it('queues background runs FIFO per owner; a silent owner\'s queued runs go to another', async () => {
+      const owner = uid('gateway');
+      const other = uid('gateway');
+      const queued = [uid('resp'), uid('resp'), uid('resp')];
+      for (const id of queued) {
+        await store.registerRun(id, owner, { request: JSON.stringify({ id }) });
+        await sleep(2);
+      }
+      // queued runs are not stale runs (nobody fails them), and the other owner may not take live ones
+      expect(await store.staleRuns(Date.now() + 60_000)).not.toContain(queued[0]);
+      expect(await store.claimQueuedRun(other, Date.now() - 60_000)).toBeUndefined();
+
+      expect(await store.claimQueuedRun(owner, Date.now() - 60_000)).toEqual({ id: queued[0], request: JSON.stringify({ id: queued[0] }) });
+      expect(await store.staleRuns(Date.now() + 60_000)).toContain(queued[0]);
+      // the owner went silent: another takes its next queued run, in order
+      expect(await store.claimQueuedRun(other, Date.now() + 60_000)).toEqual({ id: queued[1], request: JSON.stringify({ id: queued[1] }) });
+      expect(await store.heartbeat(owner, [queued[1]])).toEqual({ cancelled: [], lost: [queued[1]] });
+      expect((await store.claimQueuedRun(owner, Date.now() - 60_000))?.id).toBe(queued[2]);
+      expect(await store.claimQueuedRun(owner, Date.now() + 60_000)).toBeUndefined();
+      for (const id of queued) await store.finishRun(id);
     });
 
     it('appends events idempotently and returns them in order', async () => {
@@ -434,6 +533,29 @@ describe.each<[string, Backend]>([
 
 // ---------- PostgreSQL: several replicas on one schema ----------
 
+describe('SQLite migrations', () => {
+  it('a data folder of the previous version gains the run queue columns, its rows kept', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-migrate-'));
+    dirs.push(dir);
+    const Database = (await import('better-sqlite3')).default;
+    const old = new Database(join(dir, 'switchyard.db'));
+    old.exec(`CREATE TABLE background_runs (id TEXT PRIMARY KEY, owner TEXT NOT NULL, heartbeat_at INTEGER NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0);
+      INSERT INTO background_runs (id, owner, heartbeat_at) VALUES ('resp_old', 'gone', 1)`);
+    old.close();
+    const store = new SqliteResponseStore(dir);
+    try {
+      // the old row is a running run of a dead owner: the sweep finds it
+      expect(await store.staleRuns(Date.now())).toEqual(['resp_old']);
+      await store.registerRun('resp_new', 'me', { request: '{}' });
+      expect(await store.claimQueuedRun('me', 0)).toEqual({ id: 'resp_new', request: '{}' });
+    } finally {
+      await store.close();
+    }
+    // opening it again changes nothing
+    await new SqliteResponseStore(dir).close();
+  });
+});
+
 describe('PostgreSQL replicas on one schema', () => {
   if (pgUnavailable) {
     unavailable(pgUnavailable);
@@ -473,7 +595,7 @@ describe('PostgreSQL replicas on one schema', () => {
     const owner = uid('gateway');
     await a.registerRun(second, owner);
     await b.requestCancel(second);
-    expect(await a.heartbeat(owner, [second])).toEqual([second]);
+    expect(await a.heartbeat(owner, [second])).toEqual({ cancelled: [second], lost: [] });
     expect(await b.staleRuns(Date.now() + 60_000)).toContain(second);
     await b.finishRun(second);
     expect(await a.staleRuns(Date.now() + 60_000)).not.toContain(second);

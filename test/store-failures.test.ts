@@ -9,13 +9,23 @@ import { estimateTokens } from '../src/engine/token-count.js';
 import { toGatewayError } from '../src/errors.js';
 import { startSimulator, type Simulator } from '../src/simulate/server.js';
 import { SqliteResponseStore } from '../src/store/sqlite.js';
-import type { StoredResponse } from '../src/store/store.js';
+import type { Settlement, SettleOutcome, StoredResponse } from '../src/store/store.js';
 import { readSse } from './helpers/gateway.js';
 
 /** A store whose writes fail the way a locked SQLite file (or an unreachable database) does. */
 class UnwritableStore extends SqliteResponseStore {
   override async save(_record: StoredResponse): Promise<void> {
     throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  }
+
+  override async saveOwned(record: StoredResponse): Promise<boolean> {
+    await this.save(record);
+    return true;
+  }
+
+  override async settle(settlement: Settlement): Promise<SettleOutcome> {
+    if (settlement.record) await this.save(settlement.record);
+    return 'ok';
   }
 }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
 import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../search/setup.js';
 import type { StoreConfig } from '../store/open-stores.js';
@@ -27,8 +28,12 @@ export interface Config {
   store: StoreConfig;
   mcp: McpConfig;
   webSearch: WebSearchSettings;
-  /** Background runs: heartbeat period and when a silent owner's runs are failed. */
-  background: { heartbeatMs: number; staleAfterMs: number };
+  /**
+   * Runs of this process (foreground and background) and conversation leases: heartbeat period,
+   * when a silent owner's runs are failed (and its leases expire), and how many background runs
+   * run at once here (the rest wait in the store's FIFO queue).
+   */
+  background: { heartbeatMs: number; staleAfterMs: number; maxConcurrent: number };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -53,7 +58,8 @@ export const DEFAULT_CONFIG: Config = {
   store: { kind: 'sqlite' },
   mcp: DEFAULT_MCP_CONFIG,
   webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
-  background: { heartbeatMs: 2_000, staleAfterMs: 10_000 },
+  // a background run mostly waits on the upstream: several per core keep the machine busy, not swamped
+  background: { heartbeatMs: 2_000, staleAfterMs: 10_000, maxConcurrent: Math.max(4, availableParallelism() * 8) },
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
@@ -73,6 +79,7 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_WEB_SEARCH_API_KEY: { path: ['webSearch', 'apiKey'], type: 'string' },
   SWITCHYARD_MAX_TOOL_ROUNDS: { path: ['tools', 'maxToolRounds'], type: 'number' },
   SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
+  SWITCHYARD_BACKGROUND_MAX_CONCURRENT: { path: ['background', 'maxConcurrent'], type: 'number' },
 };
 
 /** Defaults < config file < environment < command-line flags. */
@@ -97,6 +104,11 @@ function validate(config: Config): void {
   if (config.upstream.api !== 'chat' && config.upstream.api !== 'responses') throw new Error(`upstream.api must be 'chat' or 'responses', got '${config.upstream.api}'`);
   if (config.upstream.url !== null) new URL(config.upstream.url);
   if (!(config.tools.maxToolRounds >= 1)) throw new Error('tools.maxToolRounds must be at least 1');
+  if (!(Number.isInteger(config.background.maxConcurrent) && config.background.maxConcurrent >= 1)) throw new Error('background.maxConcurrent must be an integer of at least 1');
+  // a lease renewed every heartbeat must not expire between two of them
+  if (!(config.background.heartbeatMs > 0 && config.background.staleAfterMs >= 2 * config.background.heartbeatMs)) {
+    throw new Error('background.staleAfterMs must be at least twice background.heartbeatMs (and both positive)');
+  }
   // a database URL alone selects PostgreSQL
   if (config.store.url && config.store.kind === 'sqlite' && /^postgres(ql)?:/.test(config.store.url)) config.store.kind = 'postgres';
   if (config.store.kind !== 'sqlite' && config.store.kind !== 'postgres') throw new Error(`store.kind must be 'sqlite' or 'postgres', got '${String(config.store.kind)}'`);

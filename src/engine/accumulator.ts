@@ -128,14 +128,24 @@ export class ResponseAccumulator {
     return response;
   }
 
+  /**
+   * The terminal event as `announceTerminal` will send it (null without a sink): a background run
+   * stores it with the terminal state, in one transaction.
+   */
+  terminalEvent(): { sequence: number; json: string } | null {
+    if (this.sink === null) return null;
+    const payload = JSON.stringify({ response: this.response });
+    return { sequence: this.sequence, json: `{"type":"${this.terminalType()}","sequence_number":${this.sequence},${payload.slice(1)}` };
+  }
+
   /** Announces the settled terminal state: exactly one terminal event per response. */
   announceTerminal(): void {
+    this.emit(this.terminalType(), { response: this.response });
+  }
+
+  private terminalType(): string {
     const state = this.terminal;
     if (state === null) throw new Error('announceTerminal before settle');
-    const type =
-      state.status === 'completed' ? 'response.completed'
-      : state.status === 'incomplete' ? 'response.incomplete'
-      : 'response.failed';
-    this.emit(type, { response: this.response });
+    return state.status === 'completed' ? 'response.completed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.failed';
   }
 }

@@ -1,85 +1,107 @@
-import { randomUUID } from 'node:crypto';
+import { GatewayError } from '../errors.js';
 import type { ResponseObject } from '../protocol/responses.js';
-import type { ResponseStore } from '../store/store.js';
+import type { ResponseStore, StreamEvent } from '../store/store.js';
 import type { EventSink } from './accumulator.js';
-import { GatewayShutdown, RunCancelled, type Engine, type Logger, type PreparedTurn } from './turn.js';
+import { failOpenRecord, isTerminal, OwnershipLost, RunCancelled, type RunOwnership } from './run-ownership.js';
+import { GatewayShutdown, type Engine, type Logger, type PreparedTurn } from './turn.js';
 
 export interface BackgroundOptions {
-  /** How often a running replica marks its runs alive (and picks up cancellations). */
-  heartbeatMs: number;
-  /** A run whose owner has been silent this long is considered dead and is failed. */
+  /** At most this many background runs run at once in this process; the others wait, queued. */
+  maxConcurrent: number;
+  /** A queued run whose owner has been silent this long is taken over by another process. */
   staleAfterMs: number;
 }
 
 type Listener = (sequence: number, json: string) => void;
 
 interface LocalRun {
+  id: string;
+  /** The response as stored when queued. */
+  response: ResponseObject;
+  /** Queued until a slot is free (the store's FIFO queue decides which run is next). */
+  state: 'queued' | 'running';
+  turn: PreparedTurn;
   controller: AbortController;
   listeners: Set<Listener>;
   /** Events not yet written to the store (flushed once per tick). */
-  pending: Array<{ sequence: number; json: string }>;
+  pending: StreamEvent[];
   /** The chain of event-log writes (one at a time, in order). */
   flushing: Promise<void>;
+  /** The settlement wrote the log through this sequence number (its events are not written again). */
+  loggedThrough: number;
   done: Promise<ResponseObject>;
+  settleDone: (result: Promise<ResponseObject>) => void;
 }
 
 const TERMINAL = /^response\.(completed|incomplete|failed)$/;
 
+/** The most that an owner's last words may be: a run that ended here without settling is failed. */
+const STOPPED_UNEXPECTEDLY = 'The background response stopped unexpectedly before it finished.';
+
 /**
- * Background runs (`background: true`): the run proceeds in this gateway while the client polls
- * or streams. Every event goes to the store's event log (batched per tick), so
- * `GET /v1/responses/{id}?stream=true&starting_after=N` resumes from any replica; runs carry an
- * owner and a heartbeat, so a run whose gateway died — a restart included — is found and failed,
- * never left `in_progress`.
+ * Background runs (`background: true`): the run proceeds in a gateway process while the client
+ * polls or streams. A run waits in the store's FIFO queue until this process has a free slot
+ * (`background.maxConcurrent`); a dead process's queued runs are taken over by another. Every
+ * event goes to the store's event log (batched per tick), so
+ * `GET /v1/responses/{id}?stream=true&starting_after=N` resumes from any replica; the terminal
+ * state is stored in one transaction with the rest of the log, so a follower that sees it finds
+ * the terminal event. Runs are owned and heart-beaten (RunOwnership): a run whose process died is
+ * failed, never left `in_progress`, and a stalled owner that lost its run stops and writes nothing.
  */
 export class BackgroundRunner {
-  readonly owner = randomUUID();
   private readonly runs = new Map<string, LocalRun>();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly ownership: RunOwnership;
+  private running = 0;
+  private dispatching = false;
+  private dispatchAgain = false;
+  private closed = false;
 
   constructor(
     private readonly engine: Engine,
     private readonly store: ResponseStore,
     private readonly log: Logger,
     private readonly options: BackgroundOptions,
-  ) {}
+  ) {
+    this.ownership = engine.ownership;
+  }
 
-  /** Fails runs left behind by dead gateways, then keeps heart-beating and sweeping. */
-  async start(): Promise<void> {
-    await this.sweep();
-    this.timer = setInterval(() => {
-      this.tick().catch((err: unknown) => this.log.error({ err }, 'background heartbeat failed'));
-    }, this.options.heartbeatMs);
-    this.timer.unref();
+  get owner(): string {
+    return this.ownership.owner;
+  }
+
+  /** Starts queued runs on every heartbeat (some may be a dead process's). */
+  start(): void {
+    this.ownership.onTick = () => this.dispatch();
   }
 
   /**
-   * Stores the queued response, registers the run and starts it. `live` also receives the events
-   * (a client that asked to stream the background response as it runs).
+   * Stores the response as queued, enqueues the run and starts it when a slot is free. `live`
+   * also receives the events (a client that asked to stream the background response as it runs).
    */
   async launch(turn: PreparedTurn, live?: EventSink): Promise<{ response: ResponseObject; done: Promise<ResponseObject> }> {
     const response = this.engine.newResponse(turn);
-    // registered first: a cancel or a sweep can find the run as soon as the response exists
-    await this.store.registerRun(response.id, this.owner);
-    await this.store.save({ response: structuredClone(response), inputItems: turn.inputItems });
-    const run: LocalRun = { controller: new AbortController(), listeners: new Set(), pending: [], flushing: Promise.resolve(), done: undefined as unknown as Promise<ResponseObject> };
-    this.runs.set(response.id, run);
+    const run = this.localRun(response, turn);
+    try {
+      // registered first: a cancel can find the run as soon as the response exists
+      this.runs.set(run.id, run);
+      await this.store.registerRun(run.id, this.owner, { request: JSON.stringify(turn.body) });
+      // tracked once stored: a heartbeat must not find a tracked run missing and call it lost
+      this.ownership.track(run.id, run.controller);
+      await this.store.save({ response: structuredClone(response), inputItems: turn.inputItems });
+    } catch (err) {
+      // not launched: nothing may stay held or queued
+      this.runs.delete(run.id);
+      this.ownership.untrack(run.id, run.controller);
+      await this.engine.release(turn);
+      await this.store.finishRun(run.id).catch(() => undefined);
+      throw err;
+    }
     if (live) run.listeners.add((_seq, json) => live(typeOf(json), json));
-    const sink: EventSink = (_type, json) => this.record(response.id, run, json);
-    run.done = this.engine
-      .run(turn, sink, run.controller.signal, undefined, { response })
-      .finally(async () => {
-        await this.flush(response.id, run);
-        this.runs.delete(response.id);
-        // a run that ended without settling (a bug or a store failure) must not stay queued
-        await this.markFailedIfOpen(response.id, 'The background response stopped unexpectedly before it finished.').catch(() => undefined);
-        await this.store.finishRun(response.id);
-      });
-    run.done.catch((err: unknown) => this.log.error({ err, responseId: response.id }, 'background run failed'));
+    void this.dispatch();
     return { response: structuredClone(response), done: run.done };
   }
 
-  /** Cancels a run: here if it runs here, else through the store for its owner to see. */
+  /** Cancels a run: here if it runs (or waits) here, else through the store for its owner to see. */
   async cancel(id: string): Promise<ResponseObject | undefined> {
     const local = this.runs.get(id);
     if (local) {
@@ -88,6 +110,97 @@ export class BackgroundRunner {
     }
     await this.store.requestCancel(id);
     return undefined;
+  }
+
+  private localRun(response: ResponseObject, turn: PreparedTurn): LocalRun {
+    let settleDone!: (result: Promise<ResponseObject>) => void;
+    const done = new Promise<ResponseObject>((resolve) => (settleDone = resolve));
+    done.catch((err: unknown) => this.log.error({ err, responseId: response.id }, 'background run failed'));
+    const run: LocalRun = { id: response.id, response, state: 'queued', turn, controller: new AbortController(), listeners: new Set(), pending: [], flushing: Promise.resolve(), loggedThrough: -1, done, settleDone };
+    // a queued run that is cancelled (here or through another replica) settles at once, slot or not
+    run.controller.signal.addEventListener('abort', () => {
+      if (run.state === 'queued' && !this.closed) this.startRun(run);
+    }, { once: true });
+    return run;
+  }
+
+  /** Starts the next queued runs (FIFO, from the store) while this process has free slots. */
+  private async dispatch(): Promise<void> {
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatching = true;
+    try {
+      do {
+        this.dispatchAgain = false;
+        while (!this.closed && this.running < this.options.maxConcurrent) {
+          const claim = await this.store.claimQueuedRun(this.owner, Date.now() - this.options.staleAfterMs);
+          if (!claim) break;
+          const local = this.runs.get(claim.id);
+          if (local?.state === 'queued') this.startRun(local);
+          else if (!local) await this.takeOver(claim.id, claim.request);
+        }
+      } while (this.dispatchAgain && !this.closed);
+    } catch (err) {
+      this.log.error({ err }, 'starting queued background runs failed; retried on the next heartbeat');
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  /** A queued run of a process that died: prepared again here from its stored request, then run. */
+  private async takeOver(id: string, request: string | null): Promise<void> {
+    const record = await this.store.get(id);
+    if (!record || isTerminal(record.response.status)) {
+      await this.store.finishRun(id);
+      return;
+    }
+    this.log.warn({ responseId: id }, 'taking over a queued background response of a gateway process that stopped');
+    let turn: PreparedTurn;
+    try {
+      if (request === null) throw new Error('the queued request was not stored');
+      turn = await this.engine.prepare(JSON.parse(request));
+    } catch (err) {
+      const message = err instanceof GatewayError ? err.message : 'The gateway process that queued this background response stopped, and it could not be started again.';
+      await this.store.failStaleRun(id, Number.MAX_SAFE_INTEGER, (stored, next) => failOpenRecord(stored, next, message), this.owner);
+      return;
+    }
+    turn.inputItems = record.inputItems;
+    const run = this.localRun(record.response, turn);
+    this.runs.set(id, run);
+    this.ownership.track(id, run.controller);
+    this.startRun(run);
+  }
+
+  private startRun(run: LocalRun): void {
+    run.state = 'running';
+    this.running++;
+    const sink: EventSink = (_type, json) => this.record(run, json);
+    const result = this.engine
+      .run(run.turn, sink, run.controller.signal, undefined, {
+        response: run.response,
+        controller: run.controller,
+        unloggedEvents: () => this.unlogged(run),
+        logged: (sequence) => {
+          run.loggedThrough = Math.max(run.loggedThrough, sequence);
+          run.pending = run.pending.filter((e) => e.sequence > sequence);
+        },
+      })
+      .finally(async () => {
+        await this.flush(run);
+        this.runs.delete(run.id);
+        this.ownership.untrack(run.id, run.controller);
+        this.running--;
+        // a run that ended here without settling (a bug or a store failure) must not stay open
+        if (!(run.controller.signal.reason instanceof OwnershipLost)) {
+          await this.store
+            .failStaleRun(run.id, Number.MAX_SAFE_INTEGER, (stored, next) => failOpenRecord(stored, next, STOPPED_UNEXPECTEDLY), this.owner)
+            .catch(() => undefined);
+        }
+        if (!this.closed) void this.dispatch();
+      });
+    run.settleDone(result);
   }
 
   /**
@@ -155,90 +268,57 @@ export class BackgroundRunner {
     }
   }
 
+  /** Stops running runs (failed: the gateway shut down); queued ones stay queued for another process. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
-    for (const run of this.runs.values()) run.controller.abort(new GatewayShutdown());
-    await Promise.allSettled([...this.runs.values()].map((r) => r.done));
+    this.closed = true;
+    const runs = [...this.runs.values()];
+    for (const run of runs) {
+      if (run.state === 'running') run.controller.abort(new GatewayShutdown());
+      else await this.engine.release(run.turn);
+    }
+    await Promise.allSettled(runs.filter((r) => r.state === 'running').map((r) => r.done));
   }
 
-  private record(id: string, run: LocalRun, json: string): void {
+  private record(run: LocalRun, json: string): void {
     const sequence = sequenceOf(json);
-    if (run.pending.length === 0) queueMicrotask(() => void this.flush(id, run));
-    run.pending.push({ sequence, json });
+    if (sequence > run.loggedThrough) {
+      if (run.pending.length === 0) queueMicrotask(() => void this.flush(run));
+      run.pending.push({ sequence, json });
+    }
     for (const listener of run.listeners) listener(sequence, json);
   }
 
+  /** The events not yet in the log, once the writes under way have ended (no gap before them). */
+  private async unlogged(run: LocalRun): Promise<StreamEvent[]> {
+    await run.flushing;
+    return [...run.pending];
+  }
+
   /** Writes pending events; writes of one run are chained, so the log grows in sequence order. */
-  private flush(id: string, run: LocalRun): Promise<void> {
-    run.flushing = run.flushing.then(() => this.flushNow(id, run));
+  private flush(run: LocalRun): Promise<void> {
+    run.flushing = run.flushing.then(() => this.flushNow(run));
     return run.flushing;
   }
 
-  private async flushNow(id: string, run: LocalRun): Promise<void> {
+  private async flushNow(run: LocalRun): Promise<void> {
     if (run.pending.length === 0) return;
     const events = run.pending;
     run.pending = [];
     try {
-      await this.store.appendEvents(id, events);
+      if (!(await this.store.appendEvents(run.id, events, this.owner))) {
+        // already in the log: the settlement wrote them (and ended the claim) meanwhile
+        if (events.every((e) => e.sequence <= run.loggedThrough)) return;
+        // another process failed this run while this one was silent: stop, write nothing more
+        if (!run.controller.signal.aborted) run.controller.abort(new OwnershipLost());
+        run.pending = [];
+      }
     } catch (err) {
       // kept for the next flush (appends are idempotent per sequence number): resumers see no gap
       run.pending = [...events, ...run.pending];
-      this.log.error({ err, responseId: id }, 'writing background events failed; will retry');
-      if (run.pending.length === events.length) setTimeout(() => void this.flush(id, run), 500).unref();
+      this.log.error({ err, responseId: run.id }, 'writing background events failed; will retry');
+      if (run.pending.length === events.length) setTimeout(() => void this.flush(run), 500).unref();
     }
   }
-
-  private async tick(): Promise<void> {
-    let cancelled: string[];
-    try {
-      cancelled = await this.store.heartbeat(this.owner, [...this.runs.keys()]);
-    } catch (err) {
-      // the database is unreachable: every replica's heartbeats are late now, so judging others
-      // stale right after it comes back would fail live runs — skip the next sweep too
-      this.skipSweeps = 2;
-      throw err;
-    }
-    for (const id of cancelled) this.runs.get(id)?.controller.abort(new RunCancelled());
-    if (this.skipSweeps > 0) {
-      this.skipSweeps--;
-      return;
-    }
-    await this.sweep();
-  }
-
-  private skipSweeps = 0;
-
-  /** Fails the runs of owners that stopped heart-beating (a restarted or dead gateway). */
-  private async sweep(): Promise<void> {
-    const before = Date.now() - this.options.staleAfterMs;
-    for (const id of await this.store.staleRuns(before)) {
-      if (this.runs.has(id)) continue;
-      // claimed atomically: of several replicas sweeping at once, one settles the run
-      if (!(await this.store.claimStaleRun(id, before))) continue;
-      if (await this.markFailedIfOpen(id, 'The gateway running this background response stopped before it finished; the response was not completed.')) {
-        this.log.warn({ responseId: id }, 'background response interrupted by a gateway restart: marked failed');
-      }
-    }
-  }
-
-  /** Settles a stored response that is still queued or in progress as failed, with its terminal event. */
-  private async markFailedIfOpen(id: string, message: string): Promise<boolean> {
-    const record = await this.store.get(id);
-    if (!record || isTerminal(record.response.status)) return false;
-    const response = record.response;
-    response.status = 'failed';
-    response.error = { code: 'server_error', message };
-    for (const item of response.output) if ((item as { status?: string }).status === 'in_progress') (item as { status?: string }).status = 'incomplete';
-    await this.store.save({ response, inputItems: record.inputItems });
-    const [lastEvent] = (await this.store.eventsAfter(id, -1)).slice(-1);
-    const sequence = lastEvent ? lastEvent.sequence + 1 : 0;
-    await this.store.appendEvents(id, [{ sequence, json: JSON.stringify({ type: 'response.failed', sequence_number: sequence, response }) }]);
-    return true;
-  }
-}
-
-function isTerminal(status: string): boolean {
-  return status === 'completed' || status === 'incomplete' || status === 'failed' || status === 'cancelled';
 }
 
 // The event JSON starts with `{"type":"…","sequence_number":N` (see ResponseAccumulator).

@@ -2,7 +2,7 @@ import { GatewayError, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { ResponseStore, StoredResponse } from '../store/store.js';
+import type { ResponseStore, Settlement, SettleOutcome, StoredResponse, StreamEvent } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
@@ -19,7 +19,10 @@ import { loadSearchedTools, toModelItems } from './conversation.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
 import { RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
+import { OwnershipLost, RunCancelled, RunOwnership } from './run-ownership.js';
 import { runGatewayCalls } from './scheduler.js';
+
+export { OwnershipLost, RunCancelled };
 
 export interface EngineOptions {
   maxToolRounds: number;
@@ -28,6 +31,11 @@ export interface EngineOptions {
   maxMcpServersPerRequest: number;
   /** Conversations (`conversation` on create); absent = not available. */
   conversations?: ConversationStore;
+  /**
+   * This process's runs and leases, heart-beaten (src/app.ts starts it). Absent: an engine of its
+   * own, whose leases last long since nothing renews them.
+   */
+  ownership?: RunOwnership;
 }
 
 export interface Logger {
@@ -54,10 +62,16 @@ export interface RunHooks {
   onSettled?: (record: StoredResponse) => void;
   /** The response object to fill (from `newResponse`, e.g. already stored as queued). */
   response?: ResponseObject;
+  /**
+   * A background run: the events not yet in its log (waited for while being written), so the
+   * terminal state is stored in one transaction with every event before it and the terminal one.
+   */
+  unloggedEvents?: () => Promise<StreamEvent[]>;
+  /** A background run: the settlement wrote the log up to this sequence number. */
+  logged?: (sequence: number) => void;
+  /** The abort controller of the run (the caller's, for a background run); else one is made. */
+  controller?: AbortController;
 }
-
-/** A turn holds its conversation at most this long (a lease, should the gateway die mid-turn). */
-const CONVERSATION_LEASE_MS = 30 * 60_000;
 
 /** The abort reason of runs stopped because the gateway is shutting down. */
 export class GatewayShutdown extends Error {
@@ -66,16 +80,11 @@ export class GatewayShutdown extends Error {
   }
 }
 
-/** The abort reason of a run cancelled through `POST /v1/responses/{id}/cancel`. */
-export class RunCancelled extends Error {
-  constructor() {
-    super('The response was cancelled.');
-  }
-}
-
 /** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
 export interface PreparedTurn {
   request: CreateRequest;
+  /** The request body as received (a queued background run can be prepared again elsewhere). */
+  body: unknown;
   registry: ToolRegistry;
   /** This request's input items with ids (stored for input_items listing). */
   inputItems: Item[];
@@ -90,6 +99,10 @@ export interface PreparedTurn {
   approvedCalls: ApprovedCall[];
   /** Set by `run`. */
   hooks?: RunHooks;
+  /** Set by `run`: aborting it stops the run (registered with the ownership for a stored run). */
+  runController?: AbortController;
+  /** The stored run is registered as this process's (a background run always is): its writes are fenced. */
+  owned?: boolean;
   /** The lease this turn holds on its conversation, released when it ends. */
   conversationLease?: string;
   /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
@@ -103,13 +116,17 @@ export interface PreparedTurn {
  * turn is done, needs the client, or hits the cap — one public event lifecycle throughout.
  */
 export class Engine {
+  readonly ownership: RunOwnership;
+
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly store: ResponseStore,
     private readonly declare: DeclareContext,
     private readonly options: EngineOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.ownership = options.ownership ?? new RunOwnership(store, options.conversations, log, { heartbeatMs: 2_000, staleAfterMs: 10_000 });
+  }
 
   async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
@@ -127,15 +144,15 @@ export class Engine {
       if (!conversations) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
       // one turn at a time per conversation (as OpenAI): two at once would interleave their items
       if (!options.dryRun) {
-        conversationLease = newId('lease');
-        if (!(await conversations.acquireTurn(request.conversationId, conversationLease, CONVERSATION_LEASE_MS))) {
+        conversationLease = await this.ownership.acquireLease(request.conversationId);
+        if (!conversationLease) {
           throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
         }
       }
       // read under the lease: the history as no other turn can change it now
       const items = await conversations.items(request.conversationId);
       if (!items) {
-        if (conversationLease) await conversations.releaseTurn(request.conversationId, conversationLease).catch(() => undefined);
+        if (conversationLease) await this.ownership.releaseLease(request.conversationId, conversationLease);
         throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
       }
       history.push(...(items as JsonObject[]));
@@ -143,7 +160,7 @@ export class Engine {
     try {
       return await this.prepareHolding(request, history, body, signal, conversationLease, options.dryRun === true);
     } catch (err) {
-      if (conversationLease) await this.options.conversations?.releaseTurn(request.conversationId!, conversationLease).catch(() => undefined);
+      if (conversationLease) await this.ownership.releaseLease(request.conversationId!, conversationLease);
       throw err;
     }
   }
@@ -181,6 +198,7 @@ export class Engine {
     const turn: PreparedTurn = {
       conversationLease,
       request,
+      body,
       registry,
       inputItems: inputItems as Item[],
       conversation,
@@ -216,10 +234,17 @@ export class Engine {
    * GatewayError only while nothing has been emitted; after that every failure is a
    * `response.failed` terminal event, and the terminal state is stored before it is announced.
    */
-  async run(turn: PreparedTurn, sink: EventSink | null, signal: AbortSignal, drained?: () => Promise<void> | undefined, hooks: RunHooks = {}): Promise<ResponseObject> {
+  async run(turn: PreparedTurn, sink: EventSink | null, callerSignal: AbortSignal, drained?: () => Promise<void> | undefined, hooks: RunHooks = {}): Promise<ResponseObject> {
     turn.hooks = hooks;
     const response = hooks.response ?? this.newResponse(turn);
     const acc = new ResponseAccumulator(response, sink);
+    // the run's own controller: the caller's abort, a cancellation or a lost ownership stop it
+    const controller = hooks.controller ?? new AbortController();
+    const forward = () => controller.abort(callerSignal.reason);
+    if (callerSignal.aborted) forward();
+    else callerSignal.addEventListener('abort', forward, { once: true });
+    const signal = controller.signal;
+    turn.runController = controller;
     // A background response is already stored as queued: every failure must settle it, so only a
     // foreground turn that has emitted nothing may still fail as a plain HTTP error.
     const mayThrow = hooks.response === undefined;
@@ -230,7 +255,20 @@ export class Engine {
       if (mayThrow && !acc.started && !signal.aborted) throw err;
       // anything that escaped the loop after the start (e.g. a store write) still ends the turn
       return this.fail(acc, turn, err, signal);
+    } finally {
+      callerSignal.removeEventListener('abort', forward);
+      // whatever ended the turn, it holds nothing any more
+      this.ownership.untrack(response.id, controller);
+      await this.release(turn);
     }
+  }
+
+  /** Gives up what a prepared turn holds (its conversation lease); for a turn that will not run. */
+  async release(turn: PreparedTurn): Promise<void> {
+    const lease = turn.conversationLease;
+    if (lease === undefined) return;
+    turn.conversationLease = undefined;
+    await this.ownership.releaseLease(turn.request.conversationId!, lease);
   }
 
   private async loop(turn: PreparedTurn, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
@@ -341,7 +379,7 @@ export class Engine {
       acc.doneItem(index, auto.item as unknown as Item);
       acc.addUsage(auto.usage.input_tokens, auto.usage.output_tokens, auto.usage.input_tokens_details.cached_tokens, auto.usage.output_tokens_details.reasoning_tokens);
     }
-    if (turn.request.store) await this.saveQuietly(acc.response, turn);
+    if (turn.request.store) await this.saveRunning(acc.response, turn);
   }
 
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
@@ -364,6 +402,7 @@ export class Engine {
     if (!acc.started) acc.start();
     if (signal.aborted && signal.reason instanceof RunCancelled) return this.finish(acc, turn, { status: 'cancelled' });
     if (signal.aborted && signal.reason instanceof GatewayShutdown) return this.finish(acc, turn, { status: 'failed', error: { code: 'server_error', message: signal.reason.message } });
+    if (signal.aborted && signal.reason instanceof OwnershipLost) return this.finish(acc, turn, { status: 'failed', error: { code: 'server_error', message: signal.reason.message } });
     if (signal.aborted) {
       return this.finish(acc, turn, { status: 'failed', error: { code: 'client_disconnected', message: 'The client disconnected before the response was complete.' } });
     }
@@ -374,37 +413,92 @@ export class Engine {
     return this.finish(acc, turn, { status: 'failed', error });
   }
 
+  /**
+   * Ends the turn: the terminal state, the conversation's new items (only for a turn that did not
+   * fail) and, for a background run, the rest of its event log are written in one transaction —
+   * all of it, or none and the client hears a retryable failure — before the client hears of it.
+   */
   private async finish(acc: ResponseAccumulator, turn: PreparedTurn, state: TerminalState): Promise<ResponseObject> {
     let response = acc.settle(state, Math.floor(Date.now() / 1000));
-    if (turn.request.store && !(await this.saveQuietly(response, turn))) {
-      // stored was asked for and could not be done: the client must not take it as stored
-      turn.failure = new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
-      response = acc.settle({ status: 'failed', error: { code: 'server_error', message: turn.failure.message } }, Math.floor(Date.now() / 1000));
+    const lost = turn.runController?.signal.reason instanceof OwnershipLost;
+    // a run another process took over writes nothing: the store already holds what that process settled
+    if (lost) turn.failure = settleFailure('not_owner', turn);
+    else {
+      const outcome = await this.settle(acc, turn, response, state.status !== 'failed' && state.status !== 'cancelled');
+      if (outcome !== 'ok') {
+        turn.failure = settleFailure(outcome, turn);
+        response = acc.settle({ status: 'failed', error: { code: 'server_error', message: turn.failure.message } }, Math.floor(Date.now() / 1000));
+        // the failed state without the conversation (best effort: the sweep settles it otherwise)
+        if (outcome !== 'not_owner') await this.settle(acc, turn, response, false).catch(() => undefined);
+      }
     }
-    if (turn.request.conversationId !== null && state.status !== 'failed' && state.status !== 'cancelled') {
-      // the conversation grows by what this turn added: its input, then its output
-      await this.options.conversations?.appendItems(turn.request.conversationId, [...turn.inputItems, ...response.output]).catch((err: unknown) => {
-        this.log.error({ err, conversation: turn.request.conversationId }, 'appending to the conversation failed');
-      });
-    }
-    if (turn.conversationLease) {
-      await this.options.conversations?.releaseTurn(turn.request.conversationId!, turn.conversationLease).catch(() => undefined);
-      turn.conversationLease = undefined;
-    }
+    await this.release(turn);
     turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems });
     acc.announceTerminal();
     return response;
   }
 
-  /** Saves the response; a failure is logged and reported as false (never thrown mid-stream). */
-  private async saveQuietly(response: ResponseObject, turn: PreparedTurn): Promise<boolean> {
+  /** Writes a turn's settlement; a store failure is logged and reported as `unavailable`. */
+  private async settle(acc: ResponseAccumulator, turn: PreparedTurn, response: ResponseObject, grow: boolean): Promise<SettleOutcome | 'unavailable'> {
+    const settlement: Settlement = {};
+    const conversationId = turn.request.conversationId;
+    if (grow && conversationId !== null) {
+      // the conversation grows by what this turn added: its input, then its output
+      settlement.conversation = { id: conversationId, items: [...turn.inputItems, ...response.output], lease: turn.conversationLease };
+    }
+    if (turn.request.store) {
+      settlement.record = { response, inputItems: turn.inputItems };
+      // a run that could not be registered has no claim to lose (nor one for the sweep to find)
+      if (turn.owned || turn.request.background) settlement.owner = this.ownership.owner;
+      const terminal = turn.hooks?.unloggedEvents ? acc.terminalEvent() : null;
+      if (terminal) settlement.events = [...(await turn.hooks!.unloggedEvents!()), terminal];
+    }
+    if (settlement.record === undefined && settlement.conversation === undefined) return 'ok';
     try {
-      await this.store.save({ response, inputItems: turn.inputItems });
-      return true;
+      const outcome = await this.store.settle(settlement);
+      if (outcome === 'ok') {
+        // the settlement released the lease along with the append
+        if (settlement.conversation?.lease !== undefined) {
+          await this.ownership.releaseLease(conversationId!, settlement.conversation.lease, true);
+          turn.conversationLease = undefined;
+        }
+        if (settlement.events) turn.hooks?.logged?.(settlement.events.at(-1)!.sequence);
+      } else {
+        this.log.warn({ responseId: response.id, outcome }, 'the turn could not be settled');
+      }
+      return outcome;
     } catch (err) {
       this.log.error({ err, responseId: response.id }, 'storing the response failed');
-      return false;
+      return 'unavailable';
     }
+  }
+
+  /** Stores a running response under this process's ownership (registered first, for a foreground run). */
+  private async saveRunning(response: ResponseObject, turn: PreparedTurn): Promise<void> {
+    try {
+      if (!turn.request.background && turn.runController) {
+        await this.ownership.register(response.id, turn.runController);
+        turn.owned = true;
+      }
+      await this.store.saveOwned({ response, inputItems: turn.inputItems }, this.ownership.owner);
+    } catch (err) {
+      // the final settlement decides whether the client hears of a store failure
+      this.log.error({ err, responseId: response.id }, 'storing the running response failed');
+    }
+  }
+}
+
+/** Why a turn that was generated is reported as failed: its settlement could not be written. */
+function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable', turn: PreparedTurn): GatewayError {
+  switch (outcome) {
+    case 'conversation_not_found':
+      return new GatewayError(404, 'invalid_request_error', 'conversation_not_found', `Conversation with id '${turn.request.conversationId}' was deleted while this response was generated; nothing was stored.`, 'conversation');
+    case 'lease_lost':
+      return new GatewayError(409, 'invalid_request_error', 'conversation_locked', 'This turn lost its hold on the conversation (another turn took it over); nothing was stored. Please retry.', 'conversation', true);
+    case 'not_owner':
+      return new GatewayError(503, 'server_error', 'run_taken_over', 'Another gateway process took this response over; it was not completed. Please retry.', null, true);
+    case 'unavailable':
+      return new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
   }
 }
 

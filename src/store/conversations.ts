@@ -28,7 +28,8 @@ export interface ConversationStore {
   deleteItem(id: string, itemId: string): Promise<boolean>;
   /**
    * Takes the conversation for one turn (a lease that expires after `ttlMs`, should its holder
-   * die): false while another turn — on any replica — holds it.
+   * die): false while another turn — on any replica — holds it. The holder renews its lease by
+   * acquiring it again (same `owner`); a lease that expired and was taken by another is lost.
    */
   acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseTurn(id: string, owner: string): Promise<void>;

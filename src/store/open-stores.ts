@@ -27,5 +27,7 @@ export async function openStores(config: StoreConfig, dataDir: string, onError: 
     const conversations = await PostgresConversationStore.fromPool(responses.pool, responses.schema);
     return { responses, conversations };
   }
-  return { responses: new SqliteResponseStore(dataDir), conversations: new SqliteConversationStore(dataDir) };
+  // one connection for both: a turn's settlement (response + conversation items) is one transaction
+  const responses = new SqliteResponseStore(dataDir);
+  return { responses, conversations: new SqliteConversationStore(responses.database) };
 }

@@ -93,15 +93,7 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async appendItems(id: string, items: Item[]): Promise<boolean> {
-    const normalized = items.map((item) => normalizeStoredItem(item));
-    return withTransaction(this.pool, async (client) => {
-      // the row lock queues concurrent appends; the next statement's snapshot sees the previous
-      // append committed, so max(position) + 1 is free
-      const { rows } = await client.query(`SELECT 1 FROM ${this.conversationsTable} WHERE id = $1 FOR UPDATE`, [id]);
-      if (rows.length === 0) return false;
-      await this.insertItems(client, id, normalized);
-      return true;
-    });
+    return withTransaction(this.pool, (client) => appendConversationItems(client, this.schema, id, items));
   }
 
   async listItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
@@ -139,11 +131,11 @@ export class PostgresConversationStore implements ConversationStore {
 
   async acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
-    // one statement: insert, or take over a lease that has expired — never one that is held
+    // one statement: insert, take over a lease that has expired — never one that is held — or renew one's own
     const result = await this.pool.query(
       `INSERT INTO ${this.locksTable} (conversation_id, owner, until_ms) VALUES ($1, $2, $3)
        ON CONFLICT (conversation_id) DO UPDATE SET owner = EXCLUDED.owner, until_ms = EXCLUDED.until_ms
-       WHERE ${this.locksTable}.until_ms < $4`,
+       WHERE ${this.locksTable}.until_ms < $4 OR ${this.locksTable}.owner = EXCLUDED.owner`,
       [id, owner, now + ttlMs, now],
     );
     return (result.rowCount ?? 0) === 1;
@@ -177,4 +169,26 @@ export class PostgresConversationStore implements ConversationStore {
 
 function decodeConversation(row: ConversationRow): Conversation {
   return { id: row.id, object: 'conversation', created_at: Number(row.created_at), metadata: row.metadata };
+}
+
+/**
+ * Appends items to a conversation inside the caller's transaction (also a turn's settlement, see
+ * PostgresResponseStore.settle); false when the conversation does not exist.
+ */
+export async function appendConversationItems(client: pg.PoolClient, schema: string, id: string, items: readonly Item[]): Promise<boolean> {
+  const s = quoteIdent(schema);
+  // the row lock queues concurrent appends; the next statement's snapshot sees the previous
+  // append committed, so max(position) + 1 is free
+  const { rows } = await client.query(`SELECT 1 FROM ${s}.conversations WHERE id = $1 FOR UPDATE`, [id]);
+  if (rows.length === 0) return false;
+  if (items.length === 0) return true;
+  const normalized = items.map((item) => normalizeStoredItem(item));
+  await client.query(
+    `INSERT INTO ${s}.conversation_items (conversation_id, position, item_id, item)
+     SELECT $1, next.base + i.ordinality - 1, i.item_id, i.item::json
+     FROM (SELECT COALESCE(MAX(position), -1) + 1 AS base FROM ${s}.conversation_items WHERE conversation_id = $1) AS next,
+          unnest($2::text[], $3::text[]) WITH ORDINALITY AS i(item_id, item, ordinality)`,
+    [id, normalized.map((item) => item.id), normalized.map((item) => JSON.stringify(item))],
+  );
+  return true;
 }

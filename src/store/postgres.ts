@@ -1,5 +1,17 @@
 import pg from 'pg';
-import { pageItems, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+import { appendConversationItems } from './postgres-conversations.js';
+import {
+  pageItems,
+  type ItemPage,
+  type ListOptions,
+  type ResponseStore,
+  type RunHeartbeat,
+  type Settlement,
+  type SettleOutcome,
+  type StaleRunSettler,
+  type StoredResponse,
+  type StreamEvent,
+} from './store.js';
 
 /** How a PostgreSQL store connects; every field is optional. */
 export interface PostgresStoreOptions {
@@ -118,6 +130,11 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
         owner TEXT NOT NULL,
         until_ms BIGINT NOT NULL
       );
+      -- v2: every stored run (foreground too) is a row of background_runs; background runs queue first
+      ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS state TEXT NOT NULL DEFAULT 'running';
+      ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS queued_at BIGINT;
+      ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS request TEXT;
+      CREATE INDEX IF NOT EXISTS background_runs_queue ON ${s}.background_runs (state, queued_at, id);
     `);
   });
 }
@@ -153,6 +170,7 @@ export class PostgresResponseStore implements ResponseStore {
     runs: string;
     events: string;
     approvals: string;
+    locks: string;
   };
 
   private constructor(
@@ -162,7 +180,7 @@ export class PostgresResponseStore implements ResponseStore {
     private readonly ownsPool: boolean,
   ) {
     const s = quoteIdent(schema);
-    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals` };
+    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks` };
   }
 
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
@@ -178,8 +196,12 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async save(record: StoredResponse): Promise<void> {
+    await this.write(this.pool, record);
+  }
+
+  private async write(client: pg.Pool | pg.PoolClient, record: StoredResponse): Promise<void> {
     const r = record.response;
-    await this.pool.query(
+    await client.query(
       `INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
        VALUES ($1, $2, $3, $4, $5::json, $6::json)
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
@@ -249,22 +271,24 @@ export class PostgresResponseStore implements ResponseStore {
     return row.digest !== digest ? 'mismatch' : 'used';
   }
 
-  async registerRun(id: string, owner: string): Promise<void> {
+  async registerRun(id: string, owner: string, queued?: { request: string }): Promise<void> {
+    const now = Date.now();
     await this.pool.query(
-      `INSERT INTO ${this.t.runs} (id, owner, heartbeat_at) VALUES ($1, $2, $3)
-       ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, heartbeat_at = excluded.heartbeat_at, cancel_requested = FALSE`,
-      [id, owner, Date.now()],
+      `INSERT INTO ${this.t.runs} (id, owner, heartbeat_at, state, queued_at, request) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, heartbeat_at = excluded.heartbeat_at, cancel_requested = FALSE,
+         state = excluded.state, queued_at = excluded.queued_at, request = excluded.request`,
+      [id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null],
     );
   }
 
-  async heartbeat(owner: string, ids: readonly string[]): Promise<string[]> {
-    if (ids.length === 0) return [];
+  async heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat> {
+    if (ids.length === 0) return { cancelled: [], lost: [] };
     const { rows } = await this.pool.query<{ id: string; cancel_requested: boolean }>(
       `UPDATE ${this.t.runs} SET heartbeat_at = $3 WHERE id = ANY($2::text[]) AND owner = $1 RETURNING id, cancel_requested`,
       [owner, ids, Date.now()],
     );
-    const cancelled = new Set(rows.filter((row) => row.cancel_requested).map((row) => row.id));
-    return ids.filter((id) => cancelled.has(id));
+    const held = new Map(rows.map((row) => [row.id, row.cancel_requested]));
+    return { cancelled: ids.filter((id) => held.get(id) === true), lost: ids.filter((id) => !held.has(id)) };
   }
 
   async requestCancel(id: string): Promise<void> {
@@ -272,22 +296,138 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async staleRuns(before: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${this.t.runs} WHERE heartbeat_at < $1 ORDER BY heartbeat_at, id`, [before]);
+    const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${this.t.runs} WHERE heartbeat_at < $1 AND state = 'running' ORDER BY heartbeat_at, id`, [before]);
     return rows.map((row) => row.id);
   }
 
-  async claimStaleRun(id: string, before: number): Promise<boolean> {
-    const result = await this.pool.query(`DELETE FROM ${this.t.runs} WHERE id = $1 AND heartbeat_at < $2`, [id, before]);
-    return (result.rowCount ?? 0) === 1;
+  async failStaleRun(id: string, before: number, fail: StaleRunSettler, owner?: string): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
+      // the DELETE takes the run's row lock: an owner settling at the same moment waits, then finds no claim
+      const claimed = await client.query(`DELETE FROM ${this.t.runs} WHERE id = $1 AND heartbeat_at < $2 AND state = 'running' AND ($3::text IS NULL OR owner = $3)`, [id, before, owner ?? null]);
+      if ((claimed.rowCount ?? 0) !== 1) return false;
+      const { rows } = await client.query<DocumentRow>(`SELECT response, input_items FROM ${this.t.responses} WHERE id = $1 FOR UPDATE`, [id]);
+      const { rows: last } = await client.query<{ last: number | null }>(`SELECT MAX(sequence) AS last FROM ${this.t.events} WHERE response_id = $1`, [id]);
+      const settled = fail(rows.length > 0 ? decode(rows[0]) : undefined, last[0].last === null ? 0 : last[0].last + 1);
+      if (settled) {
+        await this.write(client, settled.record);
+        if (settled.event) await this.insertEvents(client, id, [settled.event]);
+      }
+      return true;
+    });
+  }
+
+  async claimQueuedRun(owner: string, staleBefore: number): Promise<{ id: string; request: string | null } | undefined> {
+    // SKIP LOCKED: replicas claiming at once take different runs instead of queueing on one row
+    const { rows } = await this.pool.query<{ id: string; request: string | null }>(
+      `WITH next AS (
+         SELECT id, request FROM ${this.t.runs} WHERE state = 'queued' AND (owner = $1 OR heartbeat_at < $2)
+         ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+       )
+       UPDATE ${this.t.runs} r SET state = 'running', owner = $1, heartbeat_at = $3, request = NULL
+       FROM next WHERE r.id = next.id RETURNING r.id, next.request`,
+      [owner, staleBefore, Date.now()],
+    );
+    return rows[0];
   }
 
   async finishRun(id: string): Promise<void> {
     await this.pool.query(`DELETE FROM ${this.t.runs} WHERE id = $1`, [id]);
   }
 
-  async appendEvents(responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>): Promise<void> {
+  async saveOwned(record: StoredResponse, owner: string): Promise<boolean> {
+    // one statement: the run's row lock (a sweeper's claim waits, or has already removed the row)
+    const r = record.response;
+    const result = await this.pool.query(
+      `WITH owned AS (SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $7 FOR UPDATE)
+       INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
+       SELECT $1, $2, $3, $4, $5::json, $6::json FROM owned
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner],
+    );
+    return (result.rowCount ?? 0) === 1;
+  }
+
+  async settle(settlement: Settlement): Promise<SettleOutcome> {
+    if (settlement.conversation === undefined && settlement.record !== undefined && settlement.owner !== undefined) return this.settleRun(settlement.record, settlement.owner, settlement.events ?? []);
+    try {
+      return await withTransaction(this.pool, async (client): Promise<SettleOutcome> => {
+        const id = settlement.record?.response.id;
+        if (settlement.owner !== undefined && (id === undefined || !(await this.lockOwned(client, id, settlement.owner)))) return 'not_owner';
+        const conversation = settlement.conversation;
+        if (conversation) {
+          if (conversation.lease !== undefined) {
+            const released = await client.query(`DELETE FROM ${this.t.locks} WHERE conversation_id = $1 AND owner = $2`, [conversation.id, conversation.lease]);
+            if ((released.rowCount ?? 0) !== 1) throw new Abandon('lease_lost');
+          }
+          if (!(await appendConversationItems(client, this.schema, conversation.id, conversation.items))) throw new Abandon('conversation_not_found');
+        }
+        if (id !== undefined) {
+          await this.insertEvents(client, id, settlement.events ?? []);
+          await this.write(client, settlement.record!);
+          if (settlement.owner !== undefined) await client.query(`DELETE FROM ${this.t.runs} WHERE id = $1`, [id]);
+        }
+        return 'ok';
+      });
+    } catch (err) {
+      // thrown to roll back what the transaction had written so far
+      if (err instanceof Abandon) return err.outcome;
+      throw err;
+    }
+  }
+
+  async appendEvents(responseId: string, events: readonly StreamEvent[], owner?: string): Promise<boolean> {
+    if (events.length === 0) return true;
+    if (owner === undefined) {
+      await this.insertEvents(this.pool, responseId, events);
+      return true;
+    }
+    // one statement; a shared lock on the run's row: a sweeper's claim waits for it, or has removed the row
+    const { rows } = await this.pool.query<{ owned: boolean }>(
+      `WITH owned AS (SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $4 FOR SHARE),
+       logged AS (
+         INSERT INTO ${this.t.events} (response_id, sequence, event)
+         SELECT $1, e.sequence, e.event FROM owned, unnest($2::int[], $3::text[]) AS e(sequence, event)
+         ON CONFLICT DO NOTHING
+       )
+       SELECT EXISTS (SELECT 1 FROM owned) AS owned`,
+      [responseId, events.map((e) => e.sequence), events.map((e) => e.json), owner],
+    );
+    return rows[0].owned;
+  }
+
+  /**
+   * A run's settlement without a conversation, in one statement: removing the claim takes the
+   * run's row lock, and the events and the terminal state are written only if it was still held.
+   */
+  private async settleRun(record: StoredResponse, owner: string, events: readonly StreamEvent[]): Promise<SettleOutcome> {
+    const r = record.response;
+    const { rows } = await this.pool.query<{ owned: boolean }>(
+      `WITH claim AS (DELETE FROM ${this.t.runs} WHERE id = $1 AND owner = $7 RETURNING 1),
+       logged AS (
+         INSERT INTO ${this.t.events} (response_id, sequence, event)
+         SELECT $1, e.sequence, e.event FROM claim, unnest($8::int[], $9::text[]) AS e(sequence, event)
+         ON CONFLICT DO NOTHING
+       ),
+       saved AS (
+         INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
+         SELECT $1, $2, $3, $4, $5::json, $6::json FROM claim
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items
+       )
+       SELECT EXISTS (SELECT 1 FROM claim) AS owned`,
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner, events.map((e) => e.sequence), events.map((e) => e.json)],
+    );
+    return rows[0].owned ? 'ok' : 'not_owner';
+  }
+
+  /** Locks the run's row if `owner` still owns it (a sweeper's claim waits for this transaction). */
+  private async lockOwned(client: pg.PoolClient, id: string, owner: string): Promise<boolean> {
+    const { rows } = await client.query(`SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $2 FOR UPDATE`, [id, owner]);
+    return rows.length > 0;
+  }
+
+  private async insertEvents(client: pg.Pool | pg.PoolClient, responseId: string, events: readonly StreamEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.pool.query(
+    await client.query(
       `INSERT INTO ${this.t.events} (response_id, sequence, event)
        SELECT $1, e.sequence, e.event FROM unnest($2::int[], $3::text[]) AS e(sequence, event)
        ON CONFLICT DO NOTHING`,
@@ -305,6 +445,13 @@ export class PostgresResponseStore implements ResponseStore {
 
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
+  }
+}
+
+/** Rolls a settlement back, saying why. */
+class Abandon extends Error {
+  constructor(readonly outcome: SettleOutcome) {
+    super(outcome);
   }
 }
 

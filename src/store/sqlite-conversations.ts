@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './sqlite-file.js';
+import { migrateSqlite } from './sqlite-schema.js';
 import type { Item } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
@@ -19,6 +20,7 @@ interface ConversationRow {
  */
 export class SqliteConversationStore implements ConversationStore {
   private readonly db: Database.Database;
+  private readonly ownsDb: boolean;
   private readonly insertConversation: Database.Statement;
   private readonly selectConversation: Database.Statement;
   private readonly updateMetadata: Database.Statement;
@@ -40,31 +42,19 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly takeLock: Database.Statement;
   private readonly dropLock: Database.Statement;
 
-  constructor(dataDir: string | ':memory:') {
-    this.db = openDatabase(dataDir);
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS conversations (
-        id TEXT PRIMARY KEY,
-        created_at INTEGER NOT NULL,
-        metadata TEXT NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS conversation_items (
-        conversation_id TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        item_id TEXT NOT NULL,
-        item TEXT NOT NULL,
-        PRIMARY KEY (conversation_id, position)
-      );
-      CREATE INDEX IF NOT EXISTS conversation_items_by_item_id ON conversation_items (conversation_id, item_id);
-      CREATE TABLE IF NOT EXISTS conversation_locks (
-        conversation_id TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        until_ms INTEGER NOT NULL
-      );
-    `);
+  /**
+   * On its own connection to the data folder's file, or on a connection it shares (a
+   * `SqliteResponseStore`'s `database`, so a turn's settlement spans both in one transaction).
+   */
+  constructor(database: string | ':memory:' | Database.Database) {
+    this.ownsDb = typeof database === 'string';
+    this.db = typeof database === 'string' ? openDatabase(database) : database;
+    migrateSqlite(this.db);
+    // taken when free or expired; renewed when its holder takes it again
     this.takeLock = this.db.prepare(
       `INSERT INTO conversation_locks (conversation_id, owner, until_ms) VALUES (?, ?, ?)
-       ON CONFLICT (conversation_id) DO UPDATE SET owner = excluded.owner, until_ms = excluded.until_ms WHERE conversation_locks.until_ms < ?`,
+       ON CONFLICT (conversation_id) DO UPDATE SET owner = excluded.owner, until_ms = excluded.until_ms
+       WHERE conversation_locks.until_ms < ? OR conversation_locks.owner = excluded.owner`,
     );
     this.dropLock = this.db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
     this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?)');
@@ -171,7 +161,7 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async close(): Promise<void> {
-    this.db.close();
+    if (this.ownsDb) this.db.close();
   }
 }
 
@@ -181,4 +171,38 @@ function decodeConversation(row: ConversationRow): Conversation {
 
 function decodeItem(text: string): Item {
   return JSON.parse(text) as Item;
+}
+
+/**
+ * The conversation writes of a turn's settlement, run inside the caller's transaction on the same
+ * connection (see SqliteResponseStore.settle).
+ */
+export class SqliteConversationWriter {
+  private readonly exists: Database.Statement;
+  private readonly nextPosition: Database.Statement;
+  private readonly insert: Database.Statement;
+  private readonly dropLease: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.exists = db.prepare('SELECT 1 FROM conversations WHERE id = ?');
+    this.nextPosition = db.prepare('SELECT COALESCE(MAX(position), -1) + 1 FROM conversation_items WHERE conversation_id = ?').pluck();
+    this.insert = db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    this.dropLease = db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
+  }
+
+  /**
+   * Releases the lease if it is still this owner's: false when another turn took it over (it had
+   * expired), and may have changed the conversation since.
+   */
+  releaseLease(id: string, owner: string): boolean {
+    return this.dropLease.run(id, owner).changes === 1;
+  }
+
+  /** Appends after the last item; false when the conversation does not exist. */
+  append(id: string, items: readonly Item[]): boolean {
+    if (!this.exists.get(id)) return false;
+    let position = this.nextPosition.get(id) as number;
+    for (const item of items) this.insert.run(id, position++, item.id, JSON.stringify(normalizeStoredItem(item)));
+    return true;
+  }
 }

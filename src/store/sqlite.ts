@@ -1,13 +1,27 @@
 import type Database from 'better-sqlite3';
+import { SqliteConversationWriter } from './sqlite-conversations.js';
 import { openDatabase } from './sqlite-file.js';
-import { pageItems, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+import { migrateSqlite } from './sqlite-schema.js';
+import {
+  pageItems,
+  type ItemPage,
+  type ListOptions,
+  type ResponseStore,
+  type RunHeartbeat,
+  type Settlement,
+  type SettleOutcome,
+  type StaleRunSettler,
+  type StoredResponse,
+  type StreamEvent,
+} from './store.js';
 
 /**
  * The embedded store: one SQLite file (WAL) in the data folder. better-sqlite3 is synchronous;
  * each call is a single indexed statement, far below a millisecond.
  */
 export class SqliteResponseStore implements ResponseStore {
-  private readonly db: Database.Database;
+  /** The connection: a `SqliteConversationStore` built on it shares its transactions. */
+  readonly database: Database.Database;
   private readonly upsert: Database.Statement;
   private readonly selectOne: Database.Statement;
   private readonly selectChain: Database.Statement;
@@ -20,61 +34,44 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly cancelRun: Database.Statement;
   private readonly selectStale: Database.Statement;
   private readonly deleteRun: Database.Statement;
-  private readonly claimRun: Database.Statement;
+  private readonly ownsRun: Database.Statement;
+  private readonly claimStale: Database.Statement;
+  private readonly selectQueued: Database.Statement;
+  private readonly startQueued: Database.Statement;
+  private readonly lastSequence: Database.Statement;
+  private readonly conversationWriter: SqliteConversationWriter;
   private readonly insertEvent: Database.Statement;
   private readonly selectEvents: Database.Statement;
   private readonly deleteEvents: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
-    this.db = openDatabase(dataDir);
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS responses (
-        id TEXT PRIMARY KEY,
-        previous_response_id TEXT,
-        status TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        response TEXT NOT NULL,
-        input_items TEXT NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS background_runs (
-        id TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        heartbeat_at INTEGER NOT NULL,
-        cancel_requested INTEGER NOT NULL DEFAULT 0
-      );
-      CREATE TABLE IF NOT EXISTS response_events (
-        response_id TEXT NOT NULL,
-        sequence INTEGER NOT NULL,
-        event TEXT NOT NULL,
-        PRIMARY KEY (response_id, sequence)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS approvals (
-        id TEXT PRIMARY KEY,
-        digest TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        used_at INTEGER
-      );
-    `);
-    this.insertApproval = this.db.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at) VALUES (?, ?, ?)');
-    this.useApproval = this.db.prepare('UPDATE approvals SET used_at = ? WHERE id = ? AND digest = ? AND used_at IS NULL');
-    this.selectApproval = this.db.prepare('SELECT digest, used_at FROM approvals WHERE id = ?');
-    this.insertRun = this.db.prepare('INSERT OR REPLACE INTO background_runs (id, owner, heartbeat_at) VALUES (?, ?, ?)');
-    this.touchRun = this.db.prepare('UPDATE background_runs SET heartbeat_at = ? WHERE id = ? AND owner = ? RETURNING cancel_requested');
-    this.cancelRun = this.db.prepare('UPDATE background_runs SET cancel_requested = 1 WHERE id = ?');
-    this.selectStale = this.db.prepare('SELECT id FROM background_runs WHERE heartbeat_at < ?');
-    this.deleteRun = this.db.prepare('DELETE FROM background_runs WHERE id = ?');
-    this.claimRun = this.db.prepare('DELETE FROM background_runs WHERE id = ? AND heartbeat_at < ?');
-    this.insertEvent = this.db.prepare('INSERT OR IGNORE INTO response_events (response_id, sequence, event) VALUES (?, ?, ?)');
-    this.selectEvents = this.db.prepare('SELECT sequence, event FROM response_events WHERE response_id = ? AND sequence > ? ORDER BY sequence');
-    this.deleteEvents = this.db.prepare('DELETE FROM response_events WHERE response_id = ?');
-    this.upsert = this.db.prepare(
+    this.database = openDatabase(dataDir);
+    migrateSqlite(this.database);
+    this.insertApproval = this.database.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at) VALUES (?, ?, ?)');
+    this.useApproval = this.database.prepare('UPDATE approvals SET used_at = ? WHERE id = ? AND digest = ? AND used_at IS NULL');
+    this.selectApproval = this.database.prepare('SELECT digest, used_at FROM approvals WHERE id = ?');
+    this.insertRun = this.database.prepare('INSERT OR REPLACE INTO background_runs (id, owner, heartbeat_at, state, queued_at, request) VALUES (?, ?, ?, ?, ?, ?)');
+    this.touchRun = this.database.prepare('UPDATE background_runs SET heartbeat_at = ? WHERE id = ? AND owner = ? RETURNING cancel_requested');
+    this.cancelRun = this.database.prepare('UPDATE background_runs SET cancel_requested = 1 WHERE id = ?');
+    this.selectStale = this.database.prepare("SELECT id FROM background_runs WHERE heartbeat_at < ? AND state = 'running' ORDER BY heartbeat_at, id");
+    this.deleteRun = this.database.prepare('DELETE FROM background_runs WHERE id = ?');
+    this.claimStale = this.database.prepare("DELETE FROM background_runs WHERE id = ? AND heartbeat_at < ? AND state = 'running' AND (? IS NULL OR owner = ?)");
+    this.ownsRun = this.database.prepare('SELECT 1 FROM background_runs WHERE id = ? AND owner = ?');
+    this.selectQueued = this.database.prepare("SELECT id, request FROM background_runs WHERE state = 'queued' AND (owner = ? OR heartbeat_at < ?) ORDER BY queued_at, id LIMIT 1");
+    this.startQueued = this.database.prepare("UPDATE background_runs SET state = 'running', owner = ?, heartbeat_at = ?, request = NULL WHERE id = ?");
+    this.lastSequence = this.database.prepare('SELECT MAX(sequence) FROM response_events WHERE response_id = ?').pluck();
+    this.conversationWriter = new SqliteConversationWriter(this.database);
+    this.insertEvent = this.database.prepare('INSERT OR IGNORE INTO response_events (response_id, sequence, event) VALUES (?, ?, ?)');
+    this.selectEvents = this.database.prepare('SELECT sequence, event FROM response_events WHERE response_id = ? AND sequence > ? ORDER BY sequence');
+    this.deleteEvents = this.database.prepare('DELETE FROM response_events WHERE response_id = ?');
+    this.upsert = this.database.prepare(
       `INSERT INTO responses (id, previous_response_id, status, created_at, response, input_items)
        VALUES (@id, @previous, @status, @createdAt, @response, @inputItems)
        ON CONFLICT(id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
     );
-    this.selectOne = this.db.prepare('SELECT response, input_items FROM responses WHERE id = ?');
+    this.selectOne = this.database.prepare('SELECT response, input_items FROM responses WHERE id = ?');
     // Walk previous_response_id links in one statement; depth is bounded to stop cycles.
-    this.selectChain = this.db.prepare(`
+    this.selectChain = this.database.prepare(`
       WITH RECURSIVE chain(id, depth) AS (
         SELECT id, 0 FROM responses WHERE id = ?
         UNION ALL
@@ -82,10 +79,14 @@ export class SqliteResponseStore implements ResponseStore {
         WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
       )
       SELECT r.response, r.input_items FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
-    this.deleteOne = this.db.prepare('DELETE FROM responses WHERE id = ?');
+    this.deleteOne = this.database.prepare('DELETE FROM responses WHERE id = ?');
   }
 
   async save(record: StoredResponse): Promise<void> {
+    this.writeRecord(record);
+  }
+
+  private writeRecord(record: StoredResponse): void {
     const r = record.response;
     this.upsert.run({
       id: r.id,
@@ -135,18 +136,20 @@ export class SqliteResponseStore implements ResponseStore {
     return row.digest !== digest ? 'mismatch' : 'used';
   }
 
-  async registerRun(id: string, owner: string): Promise<void> {
-    this.insertRun.run(id, owner, Date.now());
+  async registerRun(id: string, owner: string, queued?: { request: string }): Promise<void> {
+    const now = Date.now();
+    this.insertRun.run(id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null);
   }
 
-  async heartbeat(owner: string, ids: readonly string[]): Promise<string[]> {
+  async heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat> {
     const now = Date.now();
-    const cancelled: string[] = [];
+    const result: RunHeartbeat = { cancelled: [], lost: [] };
     for (const id of ids) {
       const row = this.touchRun.get(now, id, owner) as { cancel_requested: number } | undefined;
-      if (row?.cancel_requested) cancelled.push(id);
+      if (!row) result.lost.push(id);
+      else if (row.cancel_requested) result.cancelled.push(id);
     }
-    return cancelled;
+    return result;
   }
 
   async requestCancel(id: string): Promise<void> {
@@ -157,29 +160,103 @@ export class SqliteResponseStore implements ResponseStore {
     return (this.selectStale.all(before) as Array<{ id: string }>).map((r) => r.id);
   }
 
-  async claimStaleRun(id: string, before: number): Promise<boolean> {
-    return this.claimRun.run(id, before).changes === 1;
+  async failStaleRun(id: string, before: number, fail: StaleRunSettler, owner?: string): Promise<boolean> {
+    return this.failStaleTx(id, before, fail, owner ?? null);
+  }
+
+  // IMMEDIATE (write lock first): another process's owner cannot write between the claim and the settlement
+  private readonly failStaleTx = (id: string, before: number, fail: StaleRunSettler, owner: string | null): boolean =>
+    this.database
+      .transaction(() => {
+        if (this.claimStale.run(id, before, owner, owner).changes !== 1) return false;
+        const row = this.selectOne.get(id) as { response: string; input_items: string } | undefined;
+        const last = this.lastSequence.get(id) as number | null;
+        const settled = fail(row ? decode(row) : undefined, last === null ? 0 : last + 1);
+        if (settled) {
+          this.writeRecord(settled.record);
+          if (settled.event) this.insertEvent.run(id, settled.event.sequence, settled.event.json);
+        }
+        return true;
+      })
+      .immediate();
+
+  async claimQueuedRun(owner: string, staleBefore: number): Promise<{ id: string; request: string | null } | undefined> {
+    return this.database
+      .transaction(() => {
+        const row = this.selectQueued.get(owner, staleBefore) as { id: string; request: string | null } | undefined;
+        if (!row) return undefined;
+        this.startQueued.run(owner, Date.now(), row.id);
+        return { id: row.id, request: row.request };
+      })
+      .immediate();
   }
 
   async finishRun(id: string): Promise<void> {
     this.deleteRun.run(id);
   }
 
-  async appendEvents(responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>): Promise<void> {
-    this.appendMany(responseId, events);
+  async saveOwned(record: StoredResponse, owner: string): Promise<boolean> {
+    return this.database
+      .transaction(() => {
+        if (!this.ownsRun.get(record.response.id, owner)) return false;
+        this.writeRecord(record);
+        return true;
+      })
+      .immediate();
   }
 
-  private readonly appendMany = (responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>) =>
-    this.db.transaction(() => {
-      for (const e of events) this.insertEvent.run(responseId, e.sequence, e.json);
-    })();
+  async settle(settlement: Settlement): Promise<SettleOutcome> {
+    const tx = this.database.transaction((): SettleOutcome => {
+      const id = settlement.record?.response.id;
+      if (settlement.owner !== undefined && (id === undefined || !this.ownsRun.get(id, settlement.owner))) return 'not_owner';
+      const conversation = settlement.conversation;
+      if (conversation) {
+        if (conversation.lease !== undefined && !this.conversationWriter.releaseLease(conversation.id, conversation.lease)) throw new Abandon('lease_lost');
+        if (!this.conversationWriter.append(conversation.id, conversation.items)) throw new Abandon('conversation_not_found');
+      }
+      if (id !== undefined) {
+        for (const e of settlement.events ?? []) this.insertEvent.run(id, e.sequence, e.json);
+        this.writeRecord(settlement.record!);
+        if (settlement.owner !== undefined) this.deleteRun.run(id);
+      }
+      return 'ok';
+    });
+    try {
+      return tx.immediate();
+    } catch (err) {
+      // thrown to roll back what the transaction had written so far
+      if (err instanceof Abandon) return err.outcome;
+      throw err;
+    }
+  }
+
+  async appendEvents(responseId: string, events: readonly StreamEvent[], owner?: string): Promise<boolean> {
+    if (events.length === 0) return true;
+    return this.appendMany(responseId, events, owner);
+  }
+
+  private readonly appendMany = (responseId: string, events: readonly StreamEvent[], owner: string | undefined): boolean =>
+    this.database
+      .transaction(() => {
+        if (owner !== undefined && !this.ownsRun.get(responseId, owner)) return false;
+        for (const e of events) this.insertEvent.run(responseId, e.sequence, e.json);
+        return true;
+      })
+      .immediate();
 
   async eventsAfter(responseId: string, after: number): Promise<Array<{ sequence: number; json: string }>> {
     return (this.selectEvents.all(responseId, after) as Array<{ sequence: number; event: string }>).map((r) => ({ sequence: r.sequence, json: r.event }));
   }
 
   async close(): Promise<void> {
-    this.db.close();
+    this.database.close();
+  }
+}
+
+/** Rolls a settlement back, saying why. */
+class Abandon extends Error {
+  constructor(readonly outcome: SettleOutcome) {
+    super(outcome);
   }
 }
 

@@ -44,30 +44,82 @@ export interface ResponseStore {
   /** Uses an approval once, atomically: `ok`, or why not. */
   consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
 
-  // Background runs: the queue and the event log live here, so any replica can serve a resume
-  // and a dead replica's runs can be found and failed.
+  // Runs: every stored response that is running (foreground or background) is owned by one
+  // gateway process, which heart-beats it. A run whose owner went silent is failed by another
+  // (or the restarted) process; an owner that lost its claim can write nothing more (fencing).
+  // Background runs wait in a FIFO queue here first, so any replica can take over a dead one's.
 
-  /** Registers a background run, owned by `owner` (a gateway process) from now on. */
-  registerRun(id: string, owner: string): Promise<void>;
-  /** Marks this owner's runs alive; returns those of them whose cancellation was requested. */
-  heartbeat(owner: string, ids: readonly string[]): Promise<string[]>;
+  /**
+   * Registers a run owned by `owner` (a gateway process) from now on: running, or — with
+   * `queued` — waiting in the queue with the request that starts it (kept only while queued).
+   */
+  registerRun(id: string, owner: string, queued?: { request: string }): Promise<void>;
+  /**
+   * Marks this owner's runs alive: returns those whose cancellation was requested, and those it
+   * no longer owns (failed by another process while this one was silent: it must stop).
+   */
+  heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat>;
   /** Asks the run's owner to cancel it (it may live in another replica). */
   requestCancel(id: string): Promise<void>;
-  /** Runs not yet finished whose owner has not sent a heartbeat since `before` (ms epoch). */
+  /** Running (not queued) runs whose owner has not sent a heartbeat since `before` (ms epoch). */
   staleRuns(before: number): Promise<string[]>;
   /**
-   * Takes a stale run out of the queue if it is still stale: true for exactly one caller, so of
-   * several replicas sweeping at once only one settles it.
+   * Takes a stale run away from its owner if it is still stale and settles it with what `fail`
+   * makes of the stored response (and the next event sequence number), in one transaction: true
+   * for exactly one caller of several replicas sweeping at once. With `owner`: only while it is
+   * still that owner's (a run of this process that ended without settling).
    */
-  claimStaleRun(id: string, before: number): Promise<boolean>;
+  failStaleRun(id: string, before: number, fail: StaleRunSettler, owner?: string): Promise<boolean>;
+  /**
+   * The oldest queued run this owner may start — its own, or one of an owner silent since
+   * `staleBefore` — becomes running, owned by `owner`. Undefined when there is none.
+   */
+  claimQueuedRun(owner: string, staleBefore: number): Promise<{ id: string; request: string | null } | undefined>;
   /** The run is over: it leaves the queue. */
   finishRun(id: string): Promise<void>;
-  /** Appends serialized stream events of a background response. */
-  appendEvents(responseId: string, events: ReadonlyArray<{ sequence: number; json: string }>): Promise<void>;
+  /** Saves a running response only while `owner` still owns its run; false (nothing written) if not. */
+  saveOwned(record: StoredResponse, owner: string): Promise<boolean>;
+  /** Ends a turn: everything in `settlement` is written in one transaction, or nothing is. */
+  settle(settlement: Settlement): Promise<SettleOutcome>;
+  /**
+   * Appends serialized stream events of a background response (idempotent per sequence number);
+   * with `owner`, only while it owns the run (false when nothing was written for that reason).
+   */
+  appendEvents(responseId: string, events: readonly StreamEvent[], owner?: string): Promise<boolean>;
   /** Events with sequence_number > `after`, in order. */
-  eventsAfter(responseId: string, after: number): Promise<Array<{ sequence: number; json: string }>>;
+  eventsAfter(responseId: string, after: number): Promise<StreamEvent[]>;
   close(): Promise<void>;
 }
+
+export interface StreamEvent {
+  sequence: number;
+  json: string;
+}
+
+export interface RunHeartbeat {
+  /** Runs whose cancellation was requested (through any replica). */
+  cancelled: string[];
+  /** Runs this owner no longer owns: another process failed them, this one must stop. */
+  lost: string[];
+}
+
+/** Makes the failed form of a stale run's response (and its terminal event, if it has a log). */
+export type StaleRunSettler = (record: StoredResponse | undefined, nextSequence: number) => { record: StoredResponse; event?: StreamEvent } | undefined;
+
+/** What a turn writes when it ends, all in one transaction. */
+export interface Settlement {
+  /** The settled response (absent for `store: false`). */
+  record?: StoredResponse;
+  /** Written only while this owner owns the run (`record`'s id), whose claim ends here. */
+  owner?: string;
+  /** Events not yet in the log, the terminal event last (background runs). */
+  events?: readonly StreamEvent[];
+  /** The conversation grows by these items; `lease`, when given, must still be held and is released. */
+  conversation?: { id: string; items: Item[]; lease?: string };
+}
+
+/** `ok`: all written. Otherwise nothing was written, and why. */
+export type SettleOutcome = 'ok' | 'not_owner' | 'lease_lost' | 'conversation_not_found';
 
 /** Pages items by an `after` cursor in the requested order (shared by the implementations). */
 export function pageItems(items: readonly Item[], options: ListOptions): ItemPage {
