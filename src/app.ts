@@ -77,6 +77,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       log.warn({ tool: key }, message);
     },
     mcp,
+    grammar: { policy: config.tools.grammar, log: (message, fields) => log.warn(fields, message) },
   };
   const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations }, log);
   const background = new BackgroundRunner(engine, store, log, config.background);

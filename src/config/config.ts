@@ -22,7 +22,14 @@ export interface Config {
   shutdownGraceMs: number;
   upstream: UpstreamConfig;
   limits: { maxBodyBytes: number };
-  tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
+  tools: {
+    maxToolRounds: number;
+    maxConcurrentGatewayCalls: number;
+    defaultTimeoutMs: number;
+    timeoutsMs: Record<string, number>;
+    /** A custom tool input that fails its grammar: `retry` (one repair round), `pass` (log), `reject` (error result). */
+    grammar: 'retry' | 'pass' | 'reject';
+  };
   /** Where state lives (default: SQLite in dataDir). */
   store: StoreConfig;
   mcp: McpConfig;
@@ -49,7 +56,7 @@ export const DEFAULT_CONFIG: Config = {
     reasoningReplay: 'none',
   },
   limits: { maxBodyBytes: 32 * 1024 * 1024 },
-  tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {} },
+  tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {}, grammar: 'retry' },
   store: { kind: 'sqlite' },
   mcp: DEFAULT_MCP_CONFIG,
   webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
@@ -73,6 +80,7 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_WEB_SEARCH_API_KEY: { path: ['webSearch', 'apiKey'], type: 'string' },
   SWITCHYARD_MAX_TOOL_ROUNDS: { path: ['tools', 'maxToolRounds'], type: 'number' },
   SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
+  SWITCHYARD_TOOLS_GRAMMAR: { path: ['tools', 'grammar'], type: 'string' },
 };
 
 /** Defaults < config file < environment < command-line flags. */
@@ -97,6 +105,7 @@ function validate(config: Config): void {
   if (config.upstream.api !== 'chat' && config.upstream.api !== 'responses') throw new Error(`upstream.api must be 'chat' or 'responses', got '${config.upstream.api}'`);
   if (config.upstream.url !== null) new URL(config.upstream.url);
   if (!(config.tools.maxToolRounds >= 1)) throw new Error('tools.maxToolRounds must be at least 1');
+  if (!['retry', 'pass', 'reject'].includes(config.tools.grammar)) throw new Error(`tools.grammar must be 'retry', 'pass' or 'reject', got '${String(config.tools.grammar)}'`);
   // a database URL alone selects PostgreSQL
   if (config.store.url && config.store.kind === 'sqlite' && /^postgres(ql)?:/.test(config.store.url)) config.store.kind = 'postgres';
   if (config.store.kind !== 'sqlite' && config.store.kind !== 'postgres') throw new Error(`store.kind must be 'sqlite' or 'postgres', got '${String(config.store.kind)}'`);
