@@ -93,7 +93,11 @@ export function recognize(grammar: CompiledGrammar, input: Uint32Array, budget: 
         const from = sets[origin]!;
         const waiters = from.waiting.get(done);
         // re-read the length: completing an empty rule may add waiters to this very set
-        if (waiters) for (let w = 0; w < waiters.length; w++) add(i, from.pds[waiters[w]] + 1, from.origins[waiters[w]]);
+        if (waiters) {
+          for (let w = 0; w < waiters.length; w++) add(i, from.pds[waiters[w]] + 1, from.origins[waiters[w]]);
+          // completions are where ambiguous grammars spend their (cubic) time: count each one
+          budget.spend(waiters.length);
+        }
       } else if (symbol >= 0) {
         if (!set.predicted.has(symbol)) {
           set.predicted.add(symbol);
