@@ -117,7 +117,7 @@ describe("Codex's apply_patch grammar", () => {
     patch += '*** End Patch\n';
     const steps = FormatChecker.countSteps(checker, patch);
     expect(checker.check(patch)).toBeUndefined();
-    // a few dozen steps per code point; far under the per-check budget (2,000 per code point)
+    // a few steps per code point; far under the per-check budget (500 per code point)
     expect(steps / patch.length).toBeLessThan(50);
     const doubled = patch.replace('*** End Patch\n', '') + patch.slice(patch.indexOf('@@'));
     expect(FormatChecker.countSteps(checker, doubled) / steps).toBeLessThan(2.2);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../src/simulate/server.js';
 import { grammarMismatches } from '../src/tools/handlers/custom.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { checkStreamInvariants } from './helpers/spec.js';
 
 const request = JSON.parse(readFileSync(new URL('./fixtures/codex/catalog-apply-patch/0001-request.json', import.meta.url), 'utf8'));
 /** Codex's apply_patch declaration, exactly as Codex sends it. */
@@ -43,6 +44,10 @@ describe('grammar-checked custom tools through the gateway (openai SDK)', () => 
     for await (const event of responseStream) events.push(event);
     const terminal = events.filter((e) => ['response.completed', 'response.failed', 'response.incomplete'].includes(e.type));
     expect(terminal).toHaveLength(1);
+    // held-back and repaired calls still make a well-ordered stream (sequence numbers, one
+    // added/done per item, deltas adding up). Not validated against the Open Responses schema:
+    // it has no custom tool types.
+    expect(checkStreamInvariants(events)).toEqual([]);
     return { events, response: terminal[0].response, upstreamRequests: simulator.requests.slice(before) };
   }
 

@@ -160,6 +160,12 @@ describe('Lark grammars: errors', () => {
     const result = g.check('a'.repeat(3_000), 200_000);
     expect(result?.message).toMatch(/could not be checked: the check needed more than 200000 steps/);
   });
+
+  it('the default budget scales with the input and stops a pathological pair on its own', () => {
+    const g = lark('start: e\ne: e e | "a"');
+    expect(g.check('a'.repeat(600))?.message).toMatch(/could not be checked: the check needed more than 500000 steps/);
+    expect(g.check('a'.repeat(20))).toBeUndefined();
+  });
 });
 
 describe('compiled formats cache', () => {

@@ -10,11 +10,14 @@ export type GrammarSyntax = 'lark' | 'regex';
 export type CheckResult = Mismatch | undefined;
 
 /**
- * Work per code point allowed before a check gives up (regex threads + Earley items). Realistic
- * grammars need a few dozen steps per code point; the floor covers short inputs.
+ * Work allowed per check (regex threads + Earley items + completions). Realistic grammars need
+ * a few to a few dozen steps per code point (apply_patch: about 4); the budget scales with the
+ * input but is capped, because a check runs on the event loop: a pathological grammar/input
+ * pair is stopped after at most ~10M steps (about a second) instead of stalling the gateway.
  */
-const STEPS_PER_CODE_POINT = 2_000;
-const MIN_STEPS = 1_000_000;
+const STEPS_PER_CODE_POINT = 500;
+const MIN_STEPS = 500_000;
+const MAX_STEPS = 10_000_000;
 
 /** A compiled custom-tool format: checks whole inputs, never throws on model output. */
 export class FormatChecker {
@@ -33,7 +36,7 @@ export class FormatChecker {
   /** Checks `input`; `stepLimit` overrides the default budget (tests). */
   check(input: string, stepLimit?: number): CheckResult {
     const cps = codePoints(input);
-    const budget = new WorkBudget(stepLimit ?? Math.max(MIN_STEPS, cps.length * STEPS_PER_CODE_POINT));
+    const budget = new WorkBudget(stepLimit ?? Math.min(MAX_STEPS, Math.max(MIN_STEPS, cps.length * STEPS_PER_CODE_POINT)));
     try {
       if (this.grammar) return recognize(this.grammar, cps, budget);
       return this.regex!.fullMatch(cps, budget) ? undefined : regexMismatch(this.regex!, cps, budget);
