@@ -145,6 +145,13 @@ describe('grammar-checked custom tools through the gateway (openai SDK)', () => 
     expect(tool0.content).toContain('does not match the tool\'s regex grammar at line 1, column 10: the input ends before the pattern is complete');
   });
 
+  it('a grammar using LLGuidance extensions the recognizer lacks is served unchecked, not refused', async () => {
+    const tool = { type: 'custom', name: 'emit_json', format: { type: 'grammar', syntax: 'lark', definition: 'start: %json {"type": "object"}' } };
+    const rounds = [{ tool_calls: [{ name: 'emit_json', arguments: { input: 'not json at all' } }] }];
+    const response = await clients.reject.responses.create({ model: 'm', input: scripted({ rounds }), tools: [tool as any] });
+    expect(response.output[0]).toMatchObject({ type: 'custom_tool_call', name: 'emit_json', input: 'not json at all' });
+  });
+
   it('an invalid grammar is a 400 naming tools[n].format.definition, with line and column', async () => {
     const bad = { type: 'custom', name: 'broken', format: { type: 'grammar', syntax: 'lark', definition: 'start: item+\nitem: "x" | missing' } };
     const error = await clients.retry.responses.create({ model: 'm', input: 'hi', tools: [APPLY_PATCH, bad as any] }).catch((err: unknown) => err);

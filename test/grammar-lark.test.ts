@@ -140,7 +140,7 @@ describe('Lark grammars: errors', () => {
     ['start: /(?=a)a/', 1, 9, 'lookaround'],
     ['start: /a/z', 1, 11, "undefined rule 'z'"],
     ['start: "a" @', 1, 12, "unexpected character '@'"],
-    ['start: %json {}', 1, 8, '%json is not supported'],
+    ['start: %json {}', 1, 8, '%json (an LLGuidance extension) is not supported'],
     ['start: <[123]>', 1, 8, 'LLGuidance extension'],
     ['start: "x" ~ 5..2', 1, 18, 'out of order'],
   ])('%j → line %i, column %i: %s', (definition, line, column, message) => {
@@ -152,6 +152,22 @@ describe('Lark grammars: errors', () => {
       expect((err as GrammarDefinitionError).message).toContain(message);
       expect({ line: (err as GrammarDefinitionError).line, column: (err as GrammarDefinitionError).column }).toEqual({ line, column });
     }
+  });
+
+  it('LLGuidance extensions are marked unsupported (not invalid); Lark-only features are invalid', () => {
+    const unsupported = (definition: string) => {
+      try {
+        lark(definition);
+      } catch (err) {
+        return (err as GrammarDefinitionError).unsupported;
+      }
+      return undefined;
+    };
+    expect(unsupported('start: %json {"type": "object"}')).toBe(true);
+    expect(unsupported('start: <[128010]> "x"')).toBe(true);
+    expect(unsupported('start: "x"\n%llguidance {}')).toBe(true);
+    expect(unsupported('start: missing')).toBe(false);
+    expect(unsupported('start: "x"\n%override start: "y"')).toBe(false);
   });
 
   it('pathological grammar/input pairs hit the work budget instead of hanging', () => {

@@ -4,6 +4,11 @@ export class GrammarDefinitionError extends Error {
     readonly reason: string,
     readonly line: number,
     readonly column: number,
+    /**
+     * True when the definition uses something valid elsewhere (LLGuidance extensions such as
+     * `%json` or `<[token]>`) that this recognizer does not implement: not the client's fault.
+     */
+    readonly unsupported = false,
   ) {
     super(`line ${line}, column ${column}: ${reason}`);
   }

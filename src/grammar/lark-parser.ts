@@ -228,6 +228,11 @@ class LarkParser {
     throw new GrammarDefinitionError(reason, token.at.line, token.at.column);
   }
 
+  /** Valid LLGuidance syntax this recognizer does not implement. */
+  private unsupported(reason: string, token: Token): never {
+    throw new GrammarDefinitionError(reason, token.at.line, token.at.column, true);
+  }
+
   private expectOp(op: string): Token {
     const token = this.next();
     if (token.kind !== 'op' || token.value !== op) this.fail(`expected '${op}', got ${describe(token)}`, token);
@@ -280,6 +285,7 @@ class LarkParser {
         while (!this.atStatementStart()) this.next();
         return;
       default:
+        if (token.value === 'llguidance') this.unsupported('the %llguidance directive is not supported', token);
         this.fail(`the %${token.value} directive is not supported`, token);
     }
   }
@@ -404,9 +410,10 @@ class LarkParser {
           this.expectOp(close);
           return close === ')' ? inner : { kind: 'repeat', expr: inner, min: 0, max: 1 };
         }
-        if (token.value === '<' || token.value === '&' || token.value === '{') this.fail(`'${token.value}' (an LLGuidance extension) is not supported`, token);
+        if (token.value === '<' || token.value === '&' || token.value === '{') this.unsupported(`'${token.value}' (an LLGuidance extension) is not supported`, token);
         break;
       case 'directive':
+        if (token.value === 'json' || token.value === 'regex') this.unsupported(`%${token.value} (an LLGuidance extension) is not supported`, token);
         this.fail(`%${token.value} is not supported inside a rule`, token);
     }
     return this.fail(`unexpected ${describe(token)}`, token);

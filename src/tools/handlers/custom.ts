@@ -11,6 +11,8 @@ export interface CustomDeclaration {
   deferred: boolean;
   /** The compiled grammar (grammar formats only), shared by every request declaring the same one. */
   checker?: FormatChecker;
+  /** Why a grammar format is not checked (it uses LLGuidance syntax the recognizer lacks). */
+  unchecked?: string;
 }
 
 /** Compiled grammars by definition text: Codex's apply_patch grammar is compiled once per process. */
@@ -27,6 +29,7 @@ export function parseCustom(raw: JsonObject, param: string): CustomDeclaration {
   const format = optionalObject(raw, 'format', param);
   let parsedFormat: CustomDeclaration['format'] = { type: 'text' };
   let checker: FormatChecker | undefined;
+  let unchecked: string | undefined;
   if (format !== undefined) {
     if (format.type === 'grammar') {
       const syntax = format.syntax;
@@ -34,7 +37,9 @@ export function parseCustom(raw: JsonObject, param: string): CustomDeclaration {
         throw new ToolDeclarationError(`Invalid '${param}.format.syntax': expected 'lark' or 'regex'.`, `${param}.format.syntax`, 'invalid_value');
       }
       parsedFormat = { type: 'grammar', syntax, definition: requireString(format, 'definition', `${param}.format`) };
-      checker = compileFormat(syntax, parsedFormat.definition, `${param}.format.definition`);
+      const compiled = compileFormat(syntax, parsedFormat.definition, `${param}.format.definition`);
+      if (typeof compiled === 'string') unchecked = compiled;
+      else checker = compiled;
     } else if (format.type !== 'text') {
       throw new ToolDeclarationError(`Invalid '${param}.format.type': expected 'text' or 'grammar'.`, `${param}.format.type`, 'invalid_value');
     }
@@ -45,13 +50,20 @@ export function parseCustom(raw: JsonObject, param: string): CustomDeclaration {
     format: parsedFormat,
     deferred: optionalBoolean(raw, 'defer_loading', param) ?? false,
     ...(checker ? { checker } : {}),
+    ...(unchecked ? { unchecked } : {}),
   };
 }
 
-function compileFormat(syntax: 'lark' | 'regex', definition: string, param: string): FormatChecker {
+/**
+ * The compiled grammar; a 400 for an invalid one. A grammar using LLGuidance extensions this
+ * recognizer lacks is valid for the client's model provider, so the request is served and the
+ * input left unchecked (the returned reason is logged).
+ */
+function compileFormat(syntax: 'lark' | 'regex', definition: string, param: string): FormatChecker | string {
   try {
     return formats.get(syntax, definition);
   } catch (err) {
+    if (err instanceof GrammarDefinitionError && err.unsupported) return err.message;
     if (err instanceof GrammarDefinitionError) throw new ToolDeclarationError(`Invalid '${param}': the ${syntax} grammar cannot be compiled: ${err.message}.`, param, 'invalid_value');
     throw err;
   }
@@ -77,6 +89,7 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   owner: 'client',
   parse: parseCustom,
   normalize(decl, param, ctx): RegistryEntry[] {
+    if (decl.unchecked) ctx.logOnce(`grammar-unchecked:${decl.name}`, `custom tool '${decl.name}': input not checked, its grammar uses unsupported syntax (${decl.unchecked})`);
     return [customEntry(decl, decl.name, param, undefined, ctx.grammar)];
   },
 };
