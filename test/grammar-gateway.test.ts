@@ -145,6 +145,14 @@ describe('grammar-checked custom tools through the gateway (openai SDK)', () => 
     expect(tool0.content).toContain('does not match the tool\'s regex grammar at line 1, column 10: the input ends before the pattern is complete');
   });
 
+  it('namespace members with a grammar are checked under the configured policy too', async () => {
+    const namespace = { type: 'namespace', name: 'crm', description: 'CRM tools', tools: [{ type: 'custom', name: 'code', format: { type: 'grammar', syntax: 'regex', definition: '[A-Z]{3}' } }] };
+    const rounds = [{ tool_calls: [{ name: 'crm__code', arguments: { input: 'abc' } }] }, { tool_calls: [{ name: 'crm__code', arguments: { input: 'ABC' } }] }];
+    const response = await clients.reject.responses.create({ model: 'm', input: scripted({ rounds }), tools: [namespace as any] });
+    expect(response.output).toHaveLength(1);
+    expect(response.output[0]).toMatchObject({ type: 'custom_tool_call', namespace: 'crm', name: 'code', input: 'ABC' });
+  });
+
   it('a grammar using LLGuidance extensions the recognizer lacks is served unchecked, not refused', async () => {
     const tool = { type: 'custom', name: 'emit_json', format: { type: 'grammar', syntax: 'lark', definition: 'start: %json {"type": "object"}' } };
     const rounds = [{ tool_calls: [{ name: 'emit_json', arguments: { input: 'not json at all' } }] }];

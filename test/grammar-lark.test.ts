@@ -20,6 +20,14 @@ describe('Lark grammars: what the dialect accepts', () => {
     expect(g.check('hello,,bob')).toBeDefined();
   });
 
+  it('alternatives continued on following lines with |', () => {
+    const g = lark('start: "a"\n     | "b" "c"\n     | d\nd: "d"');
+    expect(g.check('a')).toBeUndefined();
+    expect(g.check('bc')).toBeUndefined();
+    expect(g.check('d')).toBeUndefined();
+    expect(g.check('b')).toBeDefined();
+  });
+
   it('[optional], +, ~ n and ~ n..m repetition', () => {
     expect(accepts('start: "a" ["b"] "c"+', 'ac')).toBe(true);
     expect(accepts('start: "a" ["b"] "c"+', 'abccc')).toBe(true);
