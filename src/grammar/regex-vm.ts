@@ -27,8 +27,6 @@ export class CompiledRegex {
   private readonly assertions: Assertion[] = [];
   /** Set when the whole pattern is a plain literal: matched by comparison, no VM. */
   private readonly literal: number[] | undefined;
-  /** Whether the pattern matches the empty string (used to find nullable grammar symbols). */
-  readonly matchesEmpty: boolean;
   // scratch, reused between runs (single-threaded)
   private readonly mark: Int32Array;
   private generation = 0;
@@ -46,7 +44,6 @@ export class CompiledRegex {
     this.current = new Int32Array(size);
     this.next = new Int32Array(size);
     this.stack = new Int32Array(size * 2 + 4);
-    this.matchesEmpty = this.longestMatch([], 0, new WorkBudget(Infinity)) === 0;
   }
 
   get size(): number {
