@@ -400,7 +400,9 @@ class RegexParser {
       return 8; // backspace inside a class
     }
     const set = this.escapeSet(flags);
-    return set.single ?? (set.ranges.length === 2 && set.ranges[0] === set.ranges[1] && !set.negated && set.tests.length === 0 ? set.ranges[0] : set);
+    // a single escaped code point (`\n`, `\-`, `\u00e9`) can start a range; `\d` and `\p{…}` cannot
+    const isSingle = set.ranges.length === 2 && set.ranges[0] === set.ranges[1] && !set.negated && set.tests.length === 0;
+    return isSingle ? set.ranges[0] : set;
   }
 
   private posixClass(): CharSet | undefined {
