@@ -25,7 +25,9 @@ const PATCH = '*** Begin Patch\n*** Add File: notes/"quoted".txt\n+line with \\b
 describe('Codex CLI requests (test/fixtures/codex)', () => {
   let tg: TestGateway;
   beforeAll(async () => {
-    tg = await startTestGateway();
+    // `pass`: grammar-checked inputs stream live as the model writes them. Under the default
+    // (`retry`) a checked call is held back until complete (test/grammar-gateway.test.ts).
+    tg = await startTestGateway({ config: { tools: { grammar: 'pass' } } });
   });
   afterAll(() => tg.close());
 

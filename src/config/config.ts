@@ -23,7 +23,14 @@ export interface Config {
   shutdownGraceMs: number;
   upstream: UpstreamConfig;
   limits: { maxBodyBytes: number };
-  tools: { maxToolRounds: number; maxConcurrentGatewayCalls: number; defaultTimeoutMs: number; timeoutsMs: Record<string, number> };
+  tools: {
+    maxToolRounds: number;
+    maxConcurrentGatewayCalls: number;
+    defaultTimeoutMs: number;
+    timeoutsMs: Record<string, number>;
+    /** A custom tool input that fails its grammar: `retry` (one repair round), `pass` (log), `reject` (error result). */
+    grammar: 'retry' | 'pass' | 'reject';
+  };
   /** Where state lives (default: SQLite in dataDir). */
   store: StoreConfig;
   mcp: McpConfig;
@@ -54,7 +61,7 @@ export const DEFAULT_CONFIG: Config = {
     reasoningReplay: 'none',
   },
   limits: { maxBodyBytes: 32 * 1024 * 1024 },
-  tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {} },
+  tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {}, grammar: 'retry' },
   store: { kind: 'sqlite' },
   mcp: DEFAULT_MCP_CONFIG,
   webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
@@ -80,6 +87,7 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_MAX_TOOL_ROUNDS: { path: ['tools', 'maxToolRounds'], type: 'number' },
   SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
   SWITCHYARD_BACKGROUND_MAX_CONCURRENT: { path: ['background', 'maxConcurrent'], type: 'number' },
+  SWITCHYARD_TOOLS_GRAMMAR: { path: ['tools', 'grammar'], type: 'string' },
 };
 
 /** Defaults < config file < environment < command-line flags. */
@@ -109,6 +117,7 @@ function validate(config: Config): void {
   if (!(config.background.heartbeatMs > 0 && config.background.staleAfterMs >= 2 * config.background.heartbeatMs)) {
     throw new Error('background.staleAfterMs must be at least twice background.heartbeatMs (and both positive)');
   }
+  if (!['retry', 'pass', 'reject'].includes(config.tools.grammar)) throw new Error(`tools.grammar must be 'retry', 'pass' or 'reject', got '${String(config.tools.grammar)}'`);
   // a database URL alone selects PostgreSQL
   if (config.store.url && config.store.kind === 'sqlite' && /^postgres(ql)?:/.test(config.store.url)) config.store.kind = 'postgres';
   if (config.store.kind !== 'sqlite' && config.store.kind !== 'postgres') throw new Error(`store.kind must be 'sqlite' or 'postgres', got '${String(config.store.kind)}'`);

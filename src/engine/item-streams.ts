@@ -157,11 +157,15 @@ export class FunctionCallStream {
  */
 export class CustomToolCallStream {
   readonly item: CustomToolCallItem;
-  private readonly outputIndex: number;
+  private outputIndex = -1;
   private readonly decoder = new JsonStringFieldDecoder(CUSTOM_INPUT_KEY);
   private rawArguments = '';
 
-  constructor(private readonly acc: ResponseAccumulator, callId: string, entry: RegistryEntry) {
+  /**
+   * `held`: nothing is emitted until `finish()` (the item appears then, its input as one delta),
+   * so a call whose input fails its grammar check can be dropped without the client seeing it.
+   */
+  constructor(private readonly acc: ResponseAccumulator, callId: string, entry: RegistryEntry, private readonly held = false) {
     this.item = {
       type: 'custom_tool_call',
       id: newId(ID_PREFIX.customToolCall),
@@ -171,23 +175,32 @@ export class CustomToolCallStream {
       input: '',
       status: 'in_progress',
     };
-    this.outputIndex = acc.addItem(this.item);
+    if (!held) this.outputIndex = acc.addItem(this.item);
   }
 
   get arguments(): string {
     return this.rawArguments;
   }
 
+  /** The raw input of the complete call (what `finish('completed')` will report). */
+  get input(): string {
+    return resolveCustomInput(this.rawArguments);
+  }
+
   push(fragment: string): void {
     this.rawArguments += fragment;
+    if (this.held) return;
     const decoded = this.decoder.push(fragment);
     if (decoded) this.emitDelta(decoded);
   }
 
   finish(status: 'completed' | 'incomplete' = 'completed'): void {
+    // held: the decoder reads everything now; what it decoded is what live deltas would have shown
+    const decoded = this.held ? this.decoder.push(this.rawArguments) : this.item.input;
+    if (this.held) this.outputIndex = this.acc.addItem(this.item);
     let input = resolveCustomInput(this.rawArguments);
     // cut off mid-string (token cap): what was decoded so far is the input, not the broken JSON
-    if (!input.startsWith(this.item.input) && this.decoder.decoding) input = this.item.input;
+    if (!input.startsWith(decoded) && this.decoder.decoding) input = decoded;
     // The incremental decoder only streams the common `{"input": "…"}` shape; anything else is
     // resolved from the complete text and sent as one delta so deltas always add up to `input`.
     if (input.startsWith(this.item.input)) {

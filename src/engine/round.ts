@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import type { FinishReason, ModelItem, RawEvent } from '../protocol/model.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { ModelCall, RegistryEntry } from '../tools/types.js';
+import type { ModelCall, RegistryEntry, ToolOutcome } from '../tools/types.js';
 import type { ResponseAccumulator } from './accumulator.js';
 import type { CitationBook } from './citations.js';
 import { CustomToolCallStream, FunctionCallStream, MessageStream, ReasoningStream, emitToolSearchCall } from './item-streams.js';
@@ -12,7 +12,12 @@ export interface PendingGatewayCall {
   entry: RegistryEntry | undefined;
   /** Set when the client approved this call in advance (MCP approvals). */
   approvalRequestId?: string;
+  /** Already answered, nothing to run: a client call whose input failed its check (`inputCheck`). */
+  outcome?: ToolOutcome;
 }
+
+/** Responses that already had their one repair round for inputs that failed a check (policy `retry`). */
+const repairRoundUsed = new WeakSet<ResponseAccumulator>();
 
 export interface RoundResult {
   finishReason: FinishReason;
@@ -118,10 +123,15 @@ export class RoundTranslator {
     let clientCalls = 0;
     const gatewayCalls: PendingGatewayCall[] = [];
     const modelCalls: ModelItem[] = [];
+    const mayRepair = !repairRoundUsed.has(this.acc);
     for (const call of this.calls.values()) {
       const args = call.stream instanceof CustomToolCallStream ? call.stream.arguments : call.args;
       modelCalls.push({ type: 'function_call', callId: call.callId, name: call.name, arguments: args });
-      if (call.stream) {
+      const rejection = status === 'completed' ? this.checkInput(call, mayRepair) : undefined;
+      if (rejection !== undefined) {
+        // the client never sees this call: the model gets the problem as the call's result
+        gatewayCalls.push({ call: { callId: call.callId, modelName: call.name, arguments: args }, entry: call.entry, outcome: { output: rejection, isError: true } });
+      } else if (call.stream) {
         call.stream.finish(status);
         clientCalls++;
       } else if (call.entry?.shape === 'tool_search') {
@@ -133,6 +143,22 @@ export class RoundTranslator {
     }
     this.modelItems.push(...modelCalls);
     return { finishReason: this.finishReason ?? 'other', clientCalls, gatewayCalls, modelItems: this.modelItems };
+  }
+
+  /**
+   * Runs a client call's input check (custom tools with a grammar). Returns the error result the
+   * model gets instead of the call, or undefined to return the call to the client.
+   */
+  private checkInput(call: OpenCall, mayRepair: boolean): string | undefined {
+    const check = call.entry?.inputCheck;
+    if (!check || !(call.stream instanceof CustomToolCallStream)) return undefined;
+    const problem = check.check(call.stream.input);
+    if (problem === undefined) return undefined;
+    const action = check.policy === 'reject' ? 'reject' : check.policy === 'retry' && mayRepair ? 'repair' : 'returned';
+    check.onMismatch?.(action, problem);
+    if (action === 'returned') return undefined;
+    if (action === 'repair') repairRoundUsed.add(this.acc);
+    return `Error: the call to '${call.name}' was not run: ${problem}\nCall the tool again with input that matches its grammar.`;
   }
 
   private pushText(delta: string): void {
@@ -175,7 +201,10 @@ export class RoundTranslator {
     let stream: OpenCall['stream'] = null;
     if (entry && entry.owner === 'client') {
       if (entry.shape === 'function') stream = new FunctionCallStream(this.acc, callId, entry);
-      else if (entry.shape === 'custom') stream = new CustomToolCallStream(this.acc, callId, entry);
+      // A checked custom call is held back until complete (its input arrives as one delta then):
+      // a rejected call must never have been shown to the client, and its input is only
+      // known to be valid once all of it has arrived. Unchecked and `pass` calls stream live.
+      else if (entry.shape === 'custom') stream = new CustomToolCallStream(this.acc, callId, entry, entry.inputCheck !== undefined && entry.inputCheck.policy !== 'pass');
     }
     this.calls.set(index, { callId, name, entry, args: '', stream });
   }

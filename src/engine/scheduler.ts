@@ -117,6 +117,7 @@ async function runOne(
 /** Calls answered without running anything: unknown names, unconfigured tools, bad arguments. */
 function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; invocation?: PlannedInvocation } | null {
   const { call, entry } = pending;
+  if (pending.outcome) return { outcome: pending.outcome };
   if (!entry) {
     return { outcome: { output: `Error: unknown tool '${call.modelName}'. Use only the tools you were given.`, isError: true } };
   }

@@ -1,6 +1,6 @@
 import type { McpService } from '../mcp/service.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
-import type { GatewayExecution, RegistryEntry } from './types.js';
+import type { GatewayExecution, InputCheckPolicy, RegistryEntry } from './types.js';
 
 /** What an execution side may know of the request it serves. */
 export interface RequestContext {
@@ -18,6 +18,14 @@ export interface DeclareContext {
   logOnce(key: string, message: string): void;
   /** MCP discovery and calls; absent = MCP is not available on this gateway. */
   mcp?: McpService;
+  /** How custom-tool inputs that fail their grammar are handled (config `tools.grammar`; default retry). */
+  grammar?: GrammarSettings;
+}
+
+export interface GrammarSettings {
+  policy: InputCheckPolicy;
+  /** Logs one mismatch (the operator's view; the model sees the problem in its tool result). */
+  log?(message: string, fields: Record<string, unknown>): void;
 }
 
 /** What the discover stage may ask beyond declaration. */

@@ -27,6 +27,24 @@ export interface RegistryEntry {
   declaredAt: string;
   /** Only visible once a tool_search loads it. */
   deferred?: boolean;
+  /** Client-owned entries whose input must fit a declared format (custom tools with a grammar). */
+  inputCheck?: InputCheck;
+}
+
+/** What happens to a client call whose input does not fit its declared format. */
+export type InputCheckPolicy = 'retry' | 'pass' | 'reject';
+
+/**
+ * A check the engine runs on a complete client call before returning it (architecture.md §2).
+ * `retry`: the model gets an error result and one repair round per response, a second failure
+ * is returned unchanged; `pass`: always returned; `reject`: always an error result for the model.
+ */
+export interface InputCheck {
+  /** Why the input does not fit, or undefined when it does. Never throws. */
+  check(input: string): string | undefined;
+  policy: InputCheckPolicy;
+  /** Told about every mismatch and what the engine did with it (for counters and logs). */
+  onMismatch?(action: 'repair' | 'reject' | 'returned', problem: string): void;
 }
 
 /** A complete model call, after all argument fragments arrived. */

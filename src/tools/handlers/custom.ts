@@ -1,6 +1,7 @@
+import { FormatCache, GrammarDefinitionError, type FormatChecker } from '../../grammar/index.js';
 import type { JsonObject } from '../../protocol/responses.js';
-import type { ToolHandler } from '../handler.js';
-import { ToolDeclarationError, type RegistryEntry } from '../types.js';
+import type { GrammarSettings, ToolHandler } from '../handler.js';
+import { ToolDeclarationError, type InputCheck, type RegistryEntry } from '../types.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName, requireString } from '../validate.js';
 
 export interface CustomDeclaration {
@@ -8,7 +9,17 @@ export interface CustomDeclaration {
   description?: string;
   format: { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
   deferred: boolean;
+  /** The compiled grammar (grammar formats only), shared by every request declaring the same one. */
+  checker?: FormatChecker;
+  /** Why a grammar format is not checked (it uses LLGuidance syntax the recognizer lacks). */
+  unchecked?: string;
 }
+
+/** Compiled grammars by definition text: Codex's apply_patch grammar is compiled once per process. */
+const formats = new FormatCache(256);
+
+/** Grammar mismatches since start, by what the engine did with them (`repair`, `reject`, `returned`). */
+export const grammarMismatches = { repair: 0, reject: 0, returned: 0 };
 
 /** The single string parameter a custom tool's input travels in. */
 export const CUSTOM_INPUT_KEY = 'input';
@@ -17,6 +28,8 @@ export function parseCustom(raw: JsonObject, param: string): CustomDeclaration {
   const name = requireFunctionName(raw, param);
   const format = optionalObject(raw, 'format', param);
   let parsedFormat: CustomDeclaration['format'] = { type: 'text' };
+  let checker: FormatChecker | undefined;
+  let unchecked: string | undefined;
   if (format !== undefined) {
     if (format.type === 'grammar') {
       const syntax = format.syntax;
@@ -24,6 +37,9 @@ export function parseCustom(raw: JsonObject, param: string): CustomDeclaration {
         throw new ToolDeclarationError(`Invalid '${param}.format.syntax': expected 'lark' or 'regex'.`, `${param}.format.syntax`, 'invalid_value');
       }
       parsedFormat = { type: 'grammar', syntax, definition: requireString(format, 'definition', `${param}.format`) };
+      const compiled = compileFormat(syntax, parsedFormat.definition, `${param}.format.definition`);
+      if (typeof compiled === 'string') unchecked = compiled;
+      else checker = compiled;
     } else if (format.type !== 'text') {
       throw new ToolDeclarationError(`Invalid '${param}.format.type': expected 'text' or 'grammar'.`, `${param}.format.type`, 'invalid_value');
     }
@@ -33,7 +49,24 @@ export function parseCustom(raw: JsonObject, param: string): CustomDeclaration {
     description: optionalString(raw, 'description', param),
     format: parsedFormat,
     deferred: optionalBoolean(raw, 'defer_loading', param) ?? false,
+    ...(checker ? { checker } : {}),
+    ...(unchecked ? { unchecked } : {}),
   };
+}
+
+/**
+ * The compiled grammar; a 400 for an invalid one. A grammar using LLGuidance extensions this
+ * recognizer lacks is valid for the client's model provider, so the request is served and the
+ * input left unchecked (the returned reason is logged).
+ */
+function compileFormat(syntax: 'lark' | 'regex', definition: string, param: string): FormatChecker | string {
+  try {
+    return formats.get(syntax, definition);
+  } catch (err) {
+    if (err instanceof GrammarDefinitionError && err.unsupported) return err.message;
+    if (err instanceof GrammarDefinitionError) throw new ToolDeclarationError(`Invalid '${param}': the ${syntax} grammar cannot be compiled: ${err.message}.`, param, 'invalid_value');
+    throw err;
+  }
 }
 
 /** How the model is told what the freeform input must look like. */
@@ -55,12 +88,14 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   types: ['custom'],
   owner: 'client',
   parse: parseCustom,
-  normalize(decl, param): RegistryEntry[] {
-    return [customEntry(decl, decl.name, param)];
+  normalize(decl, param, ctx): RegistryEntry[] {
+    if (decl.unchecked) ctx.logOnce(`grammar-unchecked:${decl.name}`, `custom tool '${decl.name}': input not checked, its grammar uses unsupported syntax (${decl.unchecked})`);
+    return [customEntry(decl, decl.name, param, undefined, ctx.grammar)];
   },
 };
 
-export function customEntry(decl: CustomDeclaration, modelName: string, param: string, namespace?: string): RegistryEntry {
+export function customEntry(decl: CustomDeclaration, modelName: string, param: string, namespace?: string, grammar?: GrammarSettings): RegistryEntry {
+  const inputCheck = decl.checker ? grammarCheck(decl, decl.checker, grammar) : undefined;
   return {
     modelName,
     fn: {
@@ -78,5 +113,22 @@ export function customEntry(decl: CustomDeclaration, modelName: string, param: s
     owner: 'client',
     declaredAt: param,
     deferred: decl.deferred,
+    ...(inputCheck ? { inputCheck } : {}),
+  };
+}
+
+/** The engine-side check of a custom tool's input against its grammar. */
+function grammarCheck(decl: CustomDeclaration, checker: FormatChecker, grammar: GrammarSettings | undefined): InputCheck {
+  return {
+    policy: grammar?.policy ?? 'retry',
+    check(input) {
+      const mismatch = checker.check(input);
+      if (!mismatch) return undefined;
+      return `the input does not match the tool's ${checker.syntax} grammar at ${mismatch.message}`;
+    },
+    onMismatch(action, problem) {
+      grammarMismatches[action]++;
+      grammar?.log?.(`custom tool input does not match its grammar (${action})`, { tool: decl.name, action, problem: problem.slice(0, 500) });
+    },
   };
 }

@@ -47,10 +47,10 @@ export const namespaceHandler: ToolHandler<NamespaceDeclaration> = {
     });
     return { name, description, members };
   },
-  normalize(decl): RegistryEntry[] {
+  normalize(decl, _param, ctx): RegistryEntry[] {
     return decl.members.map((member) => {
       const modelName = flattenedName(decl.name, member.decl.name);
-      if (member.kind === 'custom') return customEntry(member.decl, modelName, member.param, decl.name);
+      if (member.kind === 'custom') return customEntry(member.decl, modelName, member.param, decl.name, ctx.grammar);
       const fn = member.decl;
       return {
         modelName,
