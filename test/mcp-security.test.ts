@@ -265,7 +265,7 @@ describe('credentials', () => {
     expect(bytes.includes(`Echo: hello 0`)).toBe(true); // the store does hold the responses
     const logText = logs.join('');
     for (const marker of SECRET_MARKERS) expect(logText.includes(marker)).toBe(false);
-  });
+  }, 90_000); // 100 full turns with MCP calls: minutes on a loaded 2-core machine, seconds on a quiet one
 
   it('also on failure paths: streamed events, a 424, a failed turn, approvals — no secret in bodies, store or logs', async () => {
     // streamed
