@@ -19,7 +19,7 @@ import { loadSearchedTools, toModelItems } from './conversation.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
 import { RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
-import { runGatewayCalls } from './scheduler.js';
+import { TurnScheduler } from './scheduler.js';
 
 export interface EngineOptions {
   maxToolRounds: number;
@@ -240,8 +240,10 @@ export class Engine {
     let gatewayCallsMade = 0;
     let startedTools = false;
     /** Runs gateway calls; their results join the conversation for the next round. */
+    // one scheduler for the whole turn: same-name serialization holds across rounds
+    const scheduler = new TurnScheduler({ maxConcurrent: this.options.maxConcurrentGatewayCalls });
     const runCalls = async (calls: PendingGatewayCall[]) => {
-      const outcomes = await runGatewayCalls(calls, { maxConcurrent: this.options.maxConcurrentGatewayCalls }, emitter, signal);
+      const outcomes = await scheduler.run(calls, emitter, signal);
       gatewayCallsMade += calls.length;
       calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
     };
