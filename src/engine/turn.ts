@@ -18,7 +18,7 @@ import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
-import { RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
+import { offeredNames, RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
 import { TurnScheduler } from './scheduler.js';
 
 export interface EngineOptions {
@@ -274,7 +274,7 @@ export class Engine {
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
-      const translator = new RoundTranslator(acc, turn.registry, citations);
+      const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice));
       try {
         for await (const batch of batches) {
           for (const event of batch) {
