@@ -12,6 +12,8 @@ export interface PendingGatewayCall {
   entry: RegistryEntry | undefined;
   /** Set when the client approved this call in advance (MCP approvals). */
   approvalRequestId?: string;
+  /** Why the call must not run (e.g. its approval was used up meanwhile): answered as an error. */
+  refusal?: string;
 }
 
 export interface RoundResult {

@@ -138,6 +138,9 @@ function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; 
     return { outcome: { output: `Error: tool '${call.modelName}' is not available on this gateway.`, isError: true } };
   }
   const args = parseJsonObject(call.arguments);
+  if (pending.refusal) {
+    return { outcome: { output: `Error: ${pending.refusal}`, isError: true }, invocation: { call, entry, args: args ?? {}, approvalRequestId: pending.approvalRequestId } };
+  }
   if (args === undefined) {
     return {
       outcome: { output: `Error: the arguments for '${call.modelName}' are not a valid JSON object: ${truncate(call.arguments, 200)}`, isError: true },

@@ -6,7 +6,7 @@ import type { ResponseStore, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
-import { approvalDigest, resolveApprovals, type ApprovedCall } from './approvals.js';
+import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
@@ -86,7 +86,7 @@ export interface PreparedTurn {
   toolChoice: ModelRequest['toolChoice'];
   /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
   preludeItems: Item[];
-  /** Calls the client approved in this request's input: they run before the first round. */
+  /** Approval answers in this request's input: used up, and approved calls run, before the first round. */
   approvedCalls: ApprovedCall[];
   /** Set by `run`. */
   hooks?: RunHooks;
@@ -206,7 +206,7 @@ export class Engine {
         turn.autoCompaction = auto;
       }
     }
-    // approvals are used up last, once nothing else in preparing the turn can fail or be aborted
+    // approvals are checked here and used up when the turn runs (useApprovals)
     if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store);
     return turn;
   }
@@ -251,12 +251,13 @@ export class Engine {
     const startTools = async () => {
       startedTools = true;
       for (const item of turn.preludeItems) emitListing(acc, item);
-      if (turn.approvedCalls.length > 0) await runCalls(turn.approvedCalls.map((a) => ({ call: a.call, entry: a.entry, approvalRequestId: a.call.callId })));
+      // an approval is used up only now that its call starts, not when the turn was prepared
+      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store));
     };
 
     // Approved calls must have run before the model is asked again: their results are part of
     // round 0's request, so the response starts before the upstream is contacted.
-    if (turn.approvedCalls.length > 0) {
+    if (turn.approvedCalls.some((answer) => answer.approve)) {
       await this.begin(acc, turn);
       await startTools();
     }
@@ -310,7 +311,7 @@ export class Engine {
         approvalsRequested++;
         return false;
       });
-      await this.recordApprovalRequests(acc, approvalsRequested);
+      await this.recordApprovalRequests(acc, turn.registry, approvalsRequested);
       let capped = false;
       const cap = turn.request.maxToolCalls;
       if (cap !== null && gatewayCallsMade + calls.length > cap) {
@@ -347,11 +348,11 @@ export class Engine {
   }
 
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
-  private async recordApprovalRequests(acc: ResponseAccumulator, count: number): Promise<void> {
+  private async recordApprovalRequests(acc: ResponseAccumulator, registry: ToolRegistry, count: number): Promise<void> {
     const output = acc.response.output;
     for (const item of output.slice(output.length - count)) {
       if (item.type !== 'mcp_approval_request') continue;
-      await this.store.recordApproval(item.id, approvalDigest(item as JsonObject));
+      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, registry));
     }
   }
 
