@@ -1,27 +1,44 @@
 import { invalidRequest } from '../errors.js';
 import type { ModelItem, ModelPart } from '../protocol/model.js';
 import type { JsonObject } from '../protocol/responses.js';
-import type { DeclareContext } from '../tools/handler.js';
 import { mcpModelName } from '../mcp/naming.js';
 import { compactionToModelItem } from './compaction.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import { flattenedName } from '../tools/handlers/namespace.js';
 import { TOOL_SEARCH_NAME } from '../tools/handlers/tool-search.js';
-import { parseTools, type ToolRegistry } from '../tools/registry.js';
+import type { GatewayCallRecord } from '../store/store.js';
+import type { DeclareContext, ToolHandler } from '../tools/handler.js';
+import { handlerForCallItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 
 /**
  * Public items (history + this turn's input) → the neutral model conversation. Client-shaped
  * calls are re-flattened to the names the model saw (namespaced and custom calls included), and
- * every call is paired with its output by `call_id`, never by position.
+ * every call is paired with its output by `call_id`, never by position. Gateway-executed calls
+ * are replayed from their model-facing records (`records`, by item id) exactly as the model first
+ * saw them; without a record, their tool type rebuilds what its public item holds, and the model is
+ * told when the result itself is gone.
  */
-export function toModelItems(items: readonly JsonObject[], registry: ToolRegistry): ModelItem[] {
+export function toModelItems(items: readonly JsonObject[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map()): ModelItem[] {
   const out: ModelItem[] = [];
+  // Outputs of consecutive gateway calls follow all of those calls, as the model saw a round of
+  // parallel calls: the calls, then their results.
+  const pendingOutputs: ModelItem[] = [];
+  const flushOutputs = () => {
+    out.push(...pendingOutputs);
+    pendingOutputs.length = 0;
+  };
   // An approval request becomes the model's call once the client answers it; unanswered, it is
   // left out (a call without a result breaks most chat templates).
   const approvalRequests = new Map<string, JsonObject>();
   const answeredApprovals = new Set<string>();
   for (const item of items) {
+    const gatewayCall = handlerForCallItem(String(item.type));
+    if (gatewayCall) {
+      replayGatewayCall(item, gatewayCall, records.get(item.id as string), answeredApprovals, out, pendingOutputs);
+      continue;
+    }
+    flushOutputs();
     switch (item.type) {
       case 'message': {
         const role = item.role as 'user' | 'assistant' | 'system' | 'developer';
@@ -78,20 +95,34 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
         }
         break;
       }
-      case 'mcp_call': {
-        const approvalId = typeof item.approval_request_id === 'string' ? item.approval_request_id : undefined;
-        const callId = approvalId && answeredApprovals.has(approvalId) ? approvalId : (item.id as string);
-        if (callId !== approvalId) out.push({ type: 'function_call', callId, name: mcpModelName(String(item.server_label), String(item.name)), arguments: String(item.arguments ?? '{}') });
-        out.push({ type: 'function_call_output', callId, output: item.error ? `Error: ${stringify(item.error)}` : stringify(item.output ?? '') });
-        break;
-      }
       default:
         // Gateway bookkeeping items (mcp_list_tools, approvals, hosted-call records) carry no
         // model-visible turn of their own here.
         break;
     }
   }
+  flushOutputs();
   return out;
+}
+
+/** Replays one gateway call: its call into `out`, its result into `outputs` (see toModelItems). */
+function replayGatewayCall(item: JsonObject, handler: ToolHandler<any>, record: GatewayCallRecord | undefined, answeredApprovals: ReadonlySet<string>, out: ModelItem[], outputs: ModelItem[]): void {
+  // a call the client approved was already replayed from its approval: only its result follows
+  const approvalId = typeof item.approval_request_id === 'string' && answeredApprovals.has(item.approval_request_id) ? item.approval_request_id : undefined;
+  if (record) {
+    if (!approvalId) out.push({ type: 'function_call', callId: record.callId, name: record.name, arguments: record.arguments });
+    outputs.push({ type: 'function_call_output', callId: approvalId ?? record.callId, output: record.output });
+    return;
+  }
+  const rebuilt = handler.replayCall?.(item) ?? { name: String(item.type), arguments: '{}' };
+  const callId = approvalId ?? String(item.id);
+  if (!approvalId) out.push({ type: 'function_call', callId, name: rebuilt.name, arguments: rebuilt.arguments });
+  outputs.push({ type: 'function_call_output', callId, output: rebuilt.output ?? unavailableResult(String(item.type)) });
+}
+
+/** What the model is told when a gateway call's result is no longer held (e.g. a `store: false` turn). */
+function unavailableResult(itemType: string): string {
+  return `[The result of this ${itemType} is no longer available: the gateway did not keep it (the turn was not stored). Call the tool again if you need it.]`;
 }
 
 /** `tool_search_output` items make the tools they carry visible to the model (architecture.md §2). */

@@ -29,28 +29,31 @@ export class TurnScheduler {
    * errors isolated to their slot, results in call order. Public items are opened in call order
    * before any call runs, and closed as each finishes.
    */
-  async run(calls: readonly PendingGatewayCall[], emitter: ItemEmitter, signal: AbortSignal): Promise<ToolOutcome[]> {
-    const outcomes: ToolOutcome[] = new Array(calls.length);
+  async run(calls: readonly PendingGatewayCall[], emitter: ItemEmitter, signal: AbortSignal): Promise<ScheduledOutcome[]> {
+    const outcomes: ScheduledOutcome[] = new Array(calls.length);
+    const itemIds: Array<string | undefined> = new Array(calls.length);
     // a slot reports its outcome, and resolves to the moment the call really stopped running
     const slots: Array<(() => Promise<{ stopped: Promise<void> }>) | null> = calls.map((pending, i) => {
+      // the first public item a call opens is the one its model-facing record is kept under
+      const tracked: ItemEmitter = { ...emitter, add: (item) => ((itemIds[i] ??= item.id), emitter.add(item)) };
       const immediate = immediateOutcome(pending);
       if (immediate) {
         outcomes[i] = immediate.outcome;
         if (immediate.invocation && pending.entry?.execution) {
           const execution = pending.entry.execution;
-          const state = execution.begin(immediate.invocation, emitter);
-          execution.end(immediate.invocation, immediate.outcome, emitter, state);
+          const state = execution.begin(immediate.invocation, tracked);
+          execution.end(immediate.invocation, immediate.outcome, tracked, state);
         }
         return null;
       }
       const entry = pending.entry!;
       const execution = entry.execution!;
       const invocation = { call: pending.call, entry, args: parseJsonObject(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
-      const state = execution.begin(invocation, emitter);
+      const state = execution.begin(invocation, tracked);
       return async () => {
-        const { outcome, stopped } = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: emitter }, execution.timeoutMs, signal);
+        const { outcome, stopped } = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: tracked }, execution.timeoutMs, signal);
         outcomes[i] = outcome;
-        execution.end(invocation, outcome, emitter, state);
+        execution.end(invocation, outcome, tracked, state);
         // wrapped: an async function returning a promise would wait for it
         return { stopped };
       };
@@ -82,12 +85,15 @@ export class TurnScheduler {
       if (serial) this.lanes.set(pending.call.modelName, released);
     });
     await Promise.all(reported);
-    return outcomes;
+    return outcomes.map((outcome, i) => (itemIds[i] ? { ...outcome, itemId: itemIds[i] } : outcome));
   }
 }
 
+/** A call's outcome, with the public item it was projected into (none for an unknown tool). */
+export type ScheduledOutcome = ToolOutcome & { itemId?: string };
+
 /** One round's gateway calls on a scheduler of their own (no earlier round to wait for). */
-export function runGatewayCalls(calls: readonly PendingGatewayCall[], options: SchedulerOptions, emitter: ItemEmitter, signal: AbortSignal): Promise<ToolOutcome[]> {
+export function runGatewayCalls(calls: readonly PendingGatewayCall[], options: SchedulerOptions, emitter: ItemEmitter, signal: AbortSignal): Promise<ScheduledOutcome[]> {
   return new TurnScheduler(options).run(calls, emitter, signal);
 }
 

@@ -2,9 +2,9 @@ import { GatewayError, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { ResponseStore, StoredResponse } from '../store/store.js';
+import type { GatewayCallRecord, ResponseStore, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
-import { discoverTools, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { discoverTools, handlerForCallItem, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
 import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -88,6 +88,8 @@ export interface PreparedTurn {
   preludeItems: Item[];
   /** Approval answers in this request's input: used up, and approved calls run, before the first round. */
   approvedCalls: ApprovedCall[];
+  /** What the model saw of this turn's gateway calls, kept with the stored items for later turns. */
+  callRecords: GatewayCallRecord[];
   /** Set by `run`. */
   hooks?: RunHooks;
   /** The lease this turn holds on its conversation, released when it ends. */
@@ -114,12 +116,17 @@ export class Engine {
   async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
     const history: JsonObject[] = [];
+    /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
+    const heldRecords: GatewayCallRecord[] = [];
     if (request.previousResponseId !== null) {
       const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await this.store.chain(request.previousResponseId));
       if (!chain) {
         throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
       }
-      for (const record of chain) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+      for (const record of chain) {
+        history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+        if (record.callRecords) heldRecords.push(...record.callRecords);
+      }
     }
     let conversationLease: string | undefined;
     if (request.conversationId !== null) {
@@ -141,14 +148,14 @@ export class Engine {
       history.push(...(items as JsonObject[]));
     }
     try {
-      return await this.prepareHolding(request, history, body, signal, conversationLease, options.dryRun === true);
+      return await this.prepareHolding(request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
     } catch (err) {
       if (conversationLease) await this.options.conversations?.releaseTurn(request.conversationId!, conversationLease).catch(() => undefined);
       throw err;
     }
   }
 
-  private async prepareHolding(request: CreateRequest, history: JsonObject[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+  private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
     const inputItems = request.input.map((item) => normalizeStoredItem(item) as JsonObject);
     checkOutputsPaired(history, inputItems);
 
@@ -176,7 +183,7 @@ export class Engine {
     // one pass over history and input: an approval request (history) pairs with its answer (input);
     // a compaction item stands for everything before it
     const effective = applyCompactions([...history, ...inputItems]);
-    conversation.push(...toModelItems(effective, registry));
+    conversation.push(...toModelItems(effective, registry, await this.callRecordsFor(effective, heldRecords)));
 
     const turn: PreparedTurn = {
       conversationLease,
@@ -197,6 +204,7 @@ export class Engine {
       toolChoice: choice.toolChoice,
       preludeItems,
       approvedCalls: [],
+      callRecords: [],
     };
     const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
     if (contextManagement) {
@@ -245,7 +253,12 @@ export class Engine {
     const runCalls = async (calls: PendingGatewayCall[]) => {
       const outcomes = await scheduler.run(calls, emitter, signal);
       gatewayCallsMade += calls.length;
-      calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
+      calls.forEach((pending, i) => {
+        const { callId, modelName, arguments: args } = pending.call;
+        conversation.push({ type: 'function_call_output', callId, output: outcomes[i].output });
+        const itemId = outcomes[i].itemId;
+        if (itemId) turn.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output });
+      });
     };
     /** Once the response has started: the discovered lists, then the calls the client approved. */
     const startTools = async () => {
@@ -384,6 +397,8 @@ export class Engine {
       turn.failure = new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
       response = acc.settle({ status: 'failed', error: { code: 'server_error', message: turn.failure.message } }, Math.floor(Date.now() / 1000));
     }
+    // kept wherever the turn's items are kept (stored response, conversation), never elsewhere
+    if (turn.callRecords.length > 0 && (turn.request.store || turn.request.conversationId !== null)) await this.saveCallRecords(response.id, turn);
     if (turn.request.conversationId !== null && state.status !== 'failed' && state.status !== 'cancelled') {
       // the conversation grows by what this turn added: its input, then its output
       await this.options.conversations?.appendItems(turn.request.conversationId, [...turn.inputItems, ...response.output]).catch((err: unknown) => {
@@ -394,9 +409,26 @@ export class Engine {
       await this.options.conversations?.releaseTurn(turn.request.conversationId!, turn.conversationLease).catch(() => undefined);
       turn.conversationLease = undefined;
     }
-    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems });
+    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords });
     acc.announceTerminal();
     return response;
+  }
+
+  /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
+  private async callRecordsFor(items: readonly JsonObject[], held: readonly GatewayCallRecord[]): Promise<Map<string, GatewayCallRecord>> {
+    const records = new Map(held.map((record) => [record.itemId, record]));
+    const wanted = items.filter((item) => typeof item.id === 'string' && !records.has(item.id) && handlerForCallItem(String(item.type))).map((item) => item.id as string);
+    if (wanted.length > 0) for (const record of await this.store.callRecords(wanted)) records.set(record.itemId, record);
+    return records;
+  }
+
+  /** Keeps what the model saw of this turn's gateway calls; a failure is logged (later turns then tell the model the result is gone). */
+  private async saveCallRecords(responseId: string, turn: PreparedTurn): Promise<void> {
+    try {
+      await this.store.saveCallRecords(responseId, turn.callRecords);
+    } catch (err) {
+      this.log.error({ err, responseId }, 'storing the gateway call records failed');
+    }
   }
 
   /** Saves the response; a failure is logged and reported as false (never thrown mid-stream). */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { pageItems, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+import { pageItems, type GatewayCallRecord, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
 
 /** How a PostgreSQL store connects; every field is optional. */
 export interface PostgresStoreOptions {
@@ -94,6 +94,12 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
         event TEXT NOT NULL,
         PRIMARY KEY (response_id, sequence)
       );
+      CREATE TABLE IF NOT EXISTS ${s}.gateway_call_records (
+        item_id TEXT PRIMARY KEY,
+        response_id TEXT NOT NULL,
+        record JSON NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS gateway_call_records_by_response ON ${s}.gateway_call_records (response_id);
       CREATE TABLE IF NOT EXISTS ${s}.approvals (
         id TEXT PRIMARY KEY,
         digest TEXT NOT NULL,
@@ -153,6 +159,7 @@ export class PostgresResponseStore implements ResponseStore {
     runs: string;
     events: string;
     approvals: string;
+    callRecords: string;
   };
 
   private constructor(
@@ -162,7 +169,7 @@ export class PostgresResponseStore implements ResponseStore {
     private readonly ownsPool: boolean,
   ) {
     const s = quoteIdent(schema);
-    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals` };
+    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, callRecords: `${s}.gateway_call_records` };
   }
 
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
@@ -207,9 +214,27 @@ export class PostgresResponseStore implements ResponseStore {
     return rows.length === 0 ? undefined : rows.map(decode);
   }
 
+  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO ${this.t.callRecords} (item_id, response_id, record)
+       SELECT item_id, $1, record::json FROM unnest($2::text[], $3::text[]) AS r(item_id, record)
+       ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record`,
+      // one document per record, never taken apart in SQL (json operators reject \u0000)
+      [responseId, records.map((r) => r.itemId), records.map((r) => JSON.stringify(r))],
+    );
+  }
+
+  async callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]> {
+    if (itemIds.length === 0) return [];
+    const { rows } = await this.pool.query<{ record: GatewayCallRecord }>(`SELECT record FROM ${this.t.callRecords} WHERE item_id = ANY($1::text[])`, [itemIds]);
+    return rows.map((row) => row.record);
+  }
+
   async delete(id: string): Promise<boolean> {
     const result = await this.pool.query(
-      `WITH events AS (DELETE FROM ${this.t.events} WHERE response_id = $1)
+      `WITH events AS (DELETE FROM ${this.t.events} WHERE response_id = $1),
+            records AS (DELETE FROM ${this.t.callRecords} WHERE response_id = $1)
        DELETE FROM ${this.t.responses} WHERE id = $1`,
       [id],
     );

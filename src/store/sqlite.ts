@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './sqlite-file.js';
-import { pageItems, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+import { pageItems, type GatewayCallRecord, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
 
 /**
  * The embedded store: one SQLite file (WAL) in the data folder. better-sqlite3 is synchronous;
@@ -24,6 +24,8 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly insertEvent: Database.Statement;
   private readonly selectEvents: Database.Statement;
   private readonly deleteEvents: Database.Statement;
+  private readonly upsertCallRecord: Database.Statement;
+  private readonly deleteCallRecords: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
     this.db = openDatabase(dataDir);
@@ -48,6 +50,12 @@ export class SqliteResponseStore implements ResponseStore {
         event TEXT NOT NULL,
         PRIMARY KEY (response_id, sequence)
       ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS gateway_call_records (
+        item_id TEXT PRIMARY KEY,
+        response_id TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS gateway_call_records_by_response ON gateway_call_records (response_id);
       CREATE TABLE IF NOT EXISTS approvals (
         id TEXT PRIMARY KEY,
         digest TEXT NOT NULL,
@@ -83,6 +91,8 @@ export class SqliteResponseStore implements ResponseStore {
       )
       SELECT r.response, r.input_items FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
     this.deleteOne = this.db.prepare('DELETE FROM responses WHERE id = ?');
+    this.upsertCallRecord = this.db.prepare('INSERT OR REPLACE INTO gateway_call_records (item_id, response_id, record) VALUES (?, ?, ?)');
+    this.deleteCallRecords = this.db.prepare('DELETE FROM gateway_call_records WHERE response_id = ?');
   }
 
   async save(record: StoredResponse): Promise<void> {
@@ -109,12 +119,30 @@ export class SqliteResponseStore implements ResponseStore {
 
   async delete(id: string): Promise<boolean> {
     this.deleteEvents.run(id);
+    this.deleteCallRecords.run(id);
     return this.deleteOne.run(id).changes > 0;
   }
 
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
     const record = await this.get(id);
     return record ? pageItems(record.inputItems, options) : undefined;
+  }
+
+  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const record of records) this.upsertCallRecord.run(record.itemId, responseId, JSON.stringify(record));
+    })();
+  }
+
+  async callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]> {
+    const out: GatewayCallRecord[] = [];
+    // in slices: SQLite caps the number of bound parameters per statement
+    for (let i = 0; i < itemIds.length; i += 500) {
+      const slice = itemIds.slice(i, i + 500);
+      const rows = this.db.prepare(`SELECT record FROM gateway_call_records WHERE item_id IN (${slice.map(() => '?').join(',')})`).all(...slice) as Array<{ record: string }>;
+      for (const row of rows) out.push(JSON.parse(row.record));
+    }
+    return out;
   }
 
   async recordApproval(id: string, digest: string): Promise<void> {

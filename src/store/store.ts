@@ -4,6 +4,26 @@ import type { Item, ResponseObject } from '../protocol/responses.js';
 export interface StoredResponse {
   response: ResponseObject;
   inputItems: Item[];
+  /**
+   * What the model saw of this turn's gateway-executed calls. Carried by in-memory caches (a
+   * WebSocket connection's `store: false` turns); stores keep them apart (`saveCallRecords`).
+   */
+  callRecords?: GatewayCallRecord[];
+}
+
+/**
+ * The model-facing record of one gateway-executed call (web_search, MCP, …): the call and the
+ * result exactly as the model saw them, keyed by the public item the call was projected into.
+ * Private to the gateway: persisted beside the response, never returned to clients. Later turns
+ * replay it so the model keeps what it read.
+ */
+export interface GatewayCallRecord {
+  itemId: string;
+  callId: string;
+  /** The model-visible function name. */
+  name: string;
+  arguments: string;
+  output: string;
 }
 
 export interface ListOptions {
@@ -43,6 +63,11 @@ export interface ResponseStore {
   checkApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
   /** Uses an approval once, atomically: `ok`, or why not. */
   consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
+
+  /** Keeps the model-facing records of a response's gateway calls (replaced by item id). */
+  saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void>;
+  /** The records of these public item ids that are held (deleting a response deletes its records). */
+  callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]>;
 
   // Background runs: the queue and the event log live here, so any replica can serve a resume
   // and a dead replica's runs can be found and failed.

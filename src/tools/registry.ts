@@ -32,6 +32,13 @@ export function handlerFor(type: string): ToolHandler<any> | undefined {
   return HANDLER_BY_TYPE.get(type);
 }
 
+const HANDLER_BY_CALL_ITEM: ReadonlyMap<string, ToolHandler<any>> = new Map(HANDLERS.flatMap((h) => (h.callItemTypes ?? []).map((t) => [t, h] as const)));
+
+/** The gateway tool type whose calls are projected into public items of this type, if any. */
+export function handlerForCallItem(itemType: string): ToolHandler<any> | undefined {
+  return HANDLER_BY_CALL_ITEM.get(itemType);
+}
+
 /**
  * The request-scoped registry: model-visible name → entry (architecture.md §1, stage 4).
  * Routing is by lookup only; public identity is restored from the entry, never from the name.

@@ -35,6 +35,15 @@ function traitsOf(tool: { name: string; annotations?: Record<string, unknown> | 
 export const mcpHandler: ToolHandler<McpDeclaration> = {
   types: ['mcp'],
   owner: 'gateway',
+  callItemTypes: ['mcp_call'],
+  // an mcp_call carries its arguments and what the model was told (output, or the error)
+  replayCall(item) {
+    return {
+      name: mcpModelName(String(item.server_label), String(item.name)),
+      arguments: typeof item.arguments === 'string' && item.arguments ? item.arguments : '{}',
+      output: item.error ? `Error: ${typeof item.error === 'string' ? item.error : JSON.stringify(item.error)}` : typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''),
+    };
+  },
   parse(raw, param) {
     const label = requireString(raw, 'server_label', param);
     if (!LABEL_PATTERN.test(label)) {
