@@ -1,14 +1,14 @@
 import { invalidRequest } from '../errors.js';
 import type { ModelItem, ModelPart } from '../protocol/model.js';
-import type { JsonObject } from '../protocol/responses.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
 import { mcpModelName } from '../mcp/naming.js';
 import { compactionToModelItem } from './compaction.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import { flattenedName } from '../tools/handlers/namespace.js';
 import { TOOL_SEARCH_NAME } from '../tools/handlers/tool-search.js';
 import type { GatewayCallRecord } from '../store/store.js';
-import type { DeclareContext, ToolHandler } from '../tools/handler.js';
-import { handlerForCallItem, parseTools, type ToolRegistry } from '../tools/registry.js';
+import type { DiscoverContext, ToolHandler } from '../tools/handler.js';
+import { discoverTools, handlerForCallItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 
 /**
@@ -125,15 +125,22 @@ function unavailableResult(itemType: string): string {
   return `[The result of this ${itemType} is no longer available: the gateway did not keep it (the turn was not stored). Call the tool again if you need it.]`;
 }
 
-/** `tool_search_output` items make the tools they carry visible to the model (architecture.md §2). */
-export function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DeclareContext): void {
-  items.forEach((item, i) => {
-    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) return;
+/**
+ * `tool_search_output` items make the tools they carry visible to the model (architecture.md §2).
+ * Tools that discover what they offer (MCP servers) are listed as declared tools are; returns the
+ * items that discovery produced (`mcp_list_tools`). `items` must still carry the credentials.
+ */
+export async function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DiscoverContext): Promise<Item[]> {
+  const discovered: Item[] = [];
+  for (const [i, item] of items.entries()) {
+    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) continue;
     const param = `input[${i}].tools`;
     try {
-      for (const parsed of parseTools(item.tools, param)) {
-        if (!parsed.handler) continue;
-        for (const entry of parsed.handler.normalize(parsed.declaration, parsed.param, ctx)) {
+      const parsed = parseTools(item.tools, param);
+      discovered.push(...(await discoverTools(parsed, ctx)));
+      for (const tool of parsed) {
+        if (!tool.handler) continue;
+        for (const entry of tool.handler.normalize(tool.declaration, tool.param, ctx)) {
           const existing = registry.lookup(entry.modelName);
           if (existing && existing.identity.type === entry.identity.type && existing.identity.name === entry.identity.name && existing.identity.namespace === entry.identity.namespace) {
             registry.markLoaded(entry.modelName);
@@ -146,7 +153,8 @@ export function loadSearchedTools(items: readonly JsonObject[], registry: ToolRe
       if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
       throw err;
     }
-  });
+  }
+  return discovered;
 }
 
 function modelNameFor(registry: ToolRegistry, type: string, name: string, namespace: unknown): string {

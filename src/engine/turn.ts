@@ -4,7 +4,7 @@ import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../p
 import type { ConversationStore } from '../store/conversations.js';
 import type { GatewayCallRecord, ResponseStore, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
-import { discoverTools, handlerForCallItem, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
 import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -156,10 +156,14 @@ export class Engine {
   }
 
   private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
-    const inputItems = request.input.map((item) => normalizeStoredItem(item) as JsonObject);
+    // tools declared inside the input (tool_search_output) load with their credentials; what is
+    // stored and echoed never carries them
+    const inputWithCredentials = request.input.map((item) => normalizeStoredItem(item) as JsonObject);
+    const inputItems = inputWithCredentials.map(itemWithoutCredentials);
     checkOutputsPaired(history, inputItems);
 
-    const mcpCount = request.tools.filter((t) => t.type === 'mcp').length;
+    const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
+    const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
     if (mcpCount > this.options.maxMcpServersPerRequest) {
       throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${this.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
     }
@@ -169,9 +173,10 @@ export class Engine {
     let preludeItems: Item[];
     const declare = { ...this.declare, request: { include: request.include } };
     try {
-      preludeItems = await discoverTools(request.tools, { ...declare, priorListings: latestListings(history, inputItems), signal });
+      const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
+      preludeItems = await discoverTools(request.tools, discover);
       registry = registerTools(request.tools, declare);
-      loadSearchedTools(inputItems, registry, declare);
+      preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
       choice = resolveToolChoice(request.toolChoice, registry);
     } catch (err) {
       if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
