@@ -242,6 +242,18 @@ describe.each<[string, Backend]>([
       expect(await store.listInputItems(uid('resp'), { limit: 2, order: 'asc' })).toBeUndefined();
     });
 
+    it('finds a stored item by id among input and output items', async () => {
+      const id = uid('resp');
+      const input = storedUser('find me');
+      await store.save({ response: response(id, null, 'found output'), inputItems: [input] });
+      const record = (await store.get(id))!;
+      expect(await store.findItem(input.id)).toEqual(input);
+      expect(await store.findItem(record.response.output[0].id)).toEqual(record.response.output[0]);
+      expect(await store.findItem(uid('msg'))).toBeUndefined();
+      await store.delete(id);
+      expect(await store.findItem(input.id)).toBeUndefined();
+    });
+
     it('keeps model-facing call records by item id, privately, and deletes them with their response', async () => {
       const id = uid('resp');
       await store.save({ response: response(id, null), inputItems: [storedUser('x')] });

@@ -16,6 +16,7 @@ import { CitationBook } from './citations.js';
 import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
+import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
 import { offeredNames, RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
@@ -158,7 +159,8 @@ export class Engine {
   private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
     // tools declared inside the input (tool_search_output) load with their credentials; what is
     // stored and echoed never carries them
-    const inputWithCredentials = request.input.map((item) => normalizeStoredItem(item) as JsonObject);
+    const input = await resolveItemReferences(request.input, history, this.store);
+    const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
     const inputItems = inputWithCredentials.map(itemWithoutCredentials);
     checkOutputsPaired(history, inputItems);
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { pageItems, type GatewayCallRecord, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+import type { Item } from '../protocol/responses.js';
+import { itemIn, pageItems, type GatewayCallRecord, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
 
 /** How a PostgreSQL store connects; every field is optional. */
 export interface PostgresStoreOptions {
@@ -212,6 +213,21 @@ export class PostgresResponseStore implements ResponseStore {
       [id],
     );
     return rows.length === 0 ? undefined : rows.map(decode);
+  }
+
+  async findItem(id: string): Promise<Item | undefined> {
+    // a text match narrows the rows (ids are unique random strings); the documents say for sure.
+    // No json operators: they reject documents holding \u0000, which `json` columns may keep.
+    const needle = `"${id}"`;
+    const { rows } = await this.pool.query<DocumentRow>(
+      `SELECT response, input_items FROM ${this.t.responses} WHERE strpos(response::text, $1) > 0 OR strpos(input_items::text, $1) > 0 ORDER BY created_at DESC LIMIT 20`,
+      [needle],
+    );
+    for (const row of rows) {
+      const found = itemIn(decode(row), id);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {

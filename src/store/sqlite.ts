@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './sqlite-file.js';
-import { pageItems, type GatewayCallRecord, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
+import type { Item } from '../protocol/responses.js';
+import { itemIn, pageItems, type GatewayCallRecord, type ItemPage, type ListOptions, type ResponseStore, type StoredResponse } from './store.js';
 
 /**
  * The embedded store: one SQLite file (WAL) in the data folder. better-sqlite3 is synchronous;
@@ -126,6 +127,16 @@ export class SqliteResponseStore implements ResponseStore {
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
     const record = await this.get(id);
     return record ? pageItems(record.inputItems, options) : undefined;
+  }
+
+  async findItem(id: string): Promise<Item | undefined> {
+    // a text match narrows the rows (ids are unique random strings); the documents say for sure
+    const rows = this.db.prepare('SELECT response, input_items FROM responses WHERE instr(response, ?) > 0 OR instr(input_items, ?) > 0 ORDER BY created_at DESC LIMIT 20').all(`"${id}"`, `"${id}"`) as Array<{ response: string; input_items: string }>;
+    for (const row of rows) {
+      const found = itemIn(decode(row), id);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {

@@ -64,6 +64,11 @@ export interface ResponseStore {
   /** Uses an approval once, atomically: `ok`, or why not. */
   consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
 
+  /**
+   * An item by its id, as stored in some response's input or output (for `item_reference`).
+   * Scans the stored documents: meant for the rare reference, not for a hot path.
+   */
+  findItem(id: string): Promise<Item | undefined>;
   /** Keeps the model-facing records of a response's gateway calls (replaced by item id). */
   saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void>;
   /** The records of these public item ids that are held (deleting a response deletes its records). */
@@ -92,6 +97,11 @@ export interface ResponseStore {
   /** Events with sequence_number > `after`, in order. */
   eventsAfter(responseId: string, after: number): Promise<Array<{ sequence: number; json: string }>>;
   close(): Promise<void>;
+}
+
+/** The item with `id` among a stored response's input and output items, if it is there. */
+export function itemIn(record: StoredResponse, id: string): Item | undefined {
+  return record.inputItems.find((item) => item.id === id) ?? record.response.output.find((item) => item.id === id);
 }
 
 /** Pages items by an `after` cursor in the requested order (shared by the implementations). */
