@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WEB_SEARCH_SETTINGS } from '../src/search/setup.js';
 import { startFakeSearchApis, type FakeSearchApis } from './helpers/fake-search-apis.js';
@@ -76,6 +77,35 @@ describe('gateway-executed calls are replayed to the model in later turns', () =
     expect(replayed.call.function).toEqual(seen.call.function);
     expect(replayed.result.content).toMatch(/no longer available/);
     expect(replayed.result.content).not.toContain('Search results');
+  });
+
+  it('over a WebSocket, a store: false continuation from the connection cache replays it too', async () => {
+    const ws = new WebSocket(`${tg.gateway.url.replace('http', 'ws')}/v1/responses`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const turn = (body: Record<string, unknown>) =>
+      new Promise<any>((resolve, reject) => {
+        const onMessage = (data: WebSocket.RawData) => {
+          const event = JSON.parse(String(data));
+          if (event.type === 'error' || event.type === 'response.failed') reject(new Error(JSON.stringify(event)));
+          if (event.type === 'response.completed') {
+            ws.off('message', onMessage);
+            resolve(event.response);
+          }
+        };
+        ws.on('message', onMessage);
+        ws.send(JSON.stringify({ type: 'response.create', model: 'm', store: false, tools, ...body }));
+      });
+    try {
+      const first = await turn({ input: searchThenAnswer });
+      expect(first.output.map((i: any) => i.type)).toEqual(['web_search_call', 'message']);
+      const seen = lastSeenCall();
+      await turn({ previous_response_id: first.id, input: followUp });
+      const replayed = lastSeenCall();
+      expect(replayed.call).toEqual(seen.call);
+      expect(replayed.result).toEqual(seen.result);
+    } finally {
+      ws.close();
+    }
   });
 
   it('deleting the response deletes what the model saw with it', async () => {
