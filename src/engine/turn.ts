@@ -157,9 +157,9 @@ export class Engine {
   }
 
   private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+    const input = await resolveItemReferences(request.input, history, this.store);
     // tools declared inside the input (tool_search_output) load with their credentials; what is
     // stored and echoed never carries them
-    const input = await resolveItemReferences(request.input, history, this.store);
     const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
     const inputItems = inputWithCredentials.map(itemWithoutCredentials);
     checkOutputsPaired(history, inputItems);
@@ -254,9 +254,9 @@ export class Engine {
     const emitter = itemEmitter(acc, citations);
     let gatewayCallsMade = 0;
     let startedTools = false;
-    /** Runs gateway calls; their results join the conversation for the next round. */
     // one scheduler for the whole turn: same-name serialization holds across rounds
     const scheduler = new TurnScheduler({ maxConcurrent: this.options.maxConcurrentGatewayCalls });
+    /** Runs gateway calls; their results join the conversation (and the turn's call records) for the next round. */
     const runCalls = async (calls: PendingGatewayCall[]) => {
       const outcomes = await scheduler.run(calls, emitter, signal);
       gatewayCallsMade += calls.length;
