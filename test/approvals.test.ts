@@ -89,6 +89,25 @@ describe('MCP approvals', () => {
     expect(fault.callsTo('echo')).toBe(before + 1);
   });
 
+  it('an approved call to a tool this request does not offer (allowed_tools) is refused, not run', async () => {
+    const { responseId, requestId } = await approvalRequested(fault.url, 'hidden');
+    const before = fault.callsTo('echo');
+    const err = await client.responses
+      .create({
+        model: 'm',
+        previous_response_id: responseId,
+        input: [{ type: 'mcp_approval_response', approval_request_id: requestId, approve: true }],
+        tools: [...tools(fault.url), { type: 'function', name: 'other', parameters: { type: 'object', properties: {} } }],
+        tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'other' }] },
+      } as any)
+      .then(
+        () => expect.unreachable('expected a 400'),
+        (e: unknown) => e as APIError,
+      );
+    expect({ status: err.status, code: err.code }).toEqual({ status: 400, code: 'approval_request_mismatch' });
+    expect(fault.callsTo('echo')).toBe(before);
+  });
+
   it('re-declaring the label with another server_url does not run the approved call there', async () => {
     const { responseId, requestId } = await approvalRequested(fault.url, 'moved');
     const elsewhere = other.callsTo('echo');

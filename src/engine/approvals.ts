@@ -52,11 +52,12 @@ export async function useApprovals(answers: readonly ApprovedCall[], store: Resp
 /**
  * Checks every `mcp_approval_response` in the input (responses-api.md §3, approval flow): it must
  * answer an `mcp_approval_request` in the conversation that this gateway issued, once, with the
- * request's server, tool and arguments unchanged, for a tool this request still declares.
+ * request's server, tool and arguments unchanged, for a tool this request still offers (`offered`:
+ * the names its first round offers the model; outside them a call is never run).
  * Answers are returned (approved calls with exactly the requested arguments) to be used up by
  * `useApprovals` when the turn runs; the model is told of denials in the conversation.
  */
-export async function resolveApprovals(history: readonly JsonObject[], input: readonly JsonObject[], registry: ToolRegistry, store: ResponseStore): Promise<ApprovedCall[]> {
+export async function resolveApprovals(history: readonly JsonObject[], input: readonly JsonObject[], registry: ToolRegistry, store: ResponseStore, offered?: ReadonlySet<string>): Promise<ApprovedCall[]> {
   const requests = new Map<string, JsonObject>();
   const used = new Set<string>();
   for (const item of history) {
@@ -83,7 +84,9 @@ export async function resolveApprovals(history: readonly JsonObject[], input: re
     if (used.has(id)) throw invalidRequest(`The MCP approval request '${id}' was already answered.`, param, 'approval_request_already_used');
     used.add(id);
     const entry = registry.lookup(mcpModelName(String(request.server_label), String(request.name)));
-    if (!entry || entry.identity.type !== 'mcp' || entry.identity.serverLabel !== request.server_label || !registry.isVisible(entry)) {
+    // an approved call runs only if this request offers its tool (a denial runs nothing)
+    const runnable = (e: RegistryEntry) => registry.isVisible(e) && (item.approve !== true || !offered || offered.has(e.modelName));
+    if (!entry || entry.identity.type !== 'mcp' || entry.identity.serverLabel !== request.server_label || !runnable(entry)) {
       throw invalidRequest(`The MCP approval request '${id}' is for tool '${String(request.name)}' of server '${String(request.server_label)}', which this request does not offer.`, param, 'approval_request_mismatch');
     }
     answers.push({ id, request, entry, param, approve: item.approve === true });
