@@ -178,3 +178,32 @@ describe('registry invariant', () => {
     }
   });
 });
+
+describe('one scheduler per turn', () => {
+  it('a timed-out non-parallel call still stopping blocks the next call to that tool in a later round', async () => {
+    let executing = 0;
+    let maxExecuting = 0;
+    const stubborn: GatewayExecution = {
+      parallelSafe: false,
+      timeoutMs: 50,
+      begin: () => undefined,
+      async run() {
+        executing++;
+        maxExecuting = Math.max(maxExecuting, executing);
+        await sleep(300); // ignores inv.signal on purpose
+        executing--;
+        return { output: 'late', isError: false };
+      },
+      end: () => {},
+    };
+    const tool = entry('stubborn', stubborn);
+    const { TurnScheduler } = await import('../src/engine/scheduler.js');
+    const scheduler = new TurnScheduler({ maxConcurrent: 4 });
+    const round0 = await scheduler.run([call('a', tool, {})], emitter, new AbortController().signal);
+    expect(round0[0].output).toMatch(/timed out/);
+    // round 0 is reported (timed out) while its call is still running: round 1's call must wait
+    expect(executing).toBe(1);
+    await scheduler.run([call('b', tool, {})], emitter, new AbortController().signal);
+    expect(maxExecuting).toBe(1);
+  });
+});

@@ -244,6 +244,35 @@ describe.each<[string, Backend]>([
       expect(await store.listInputItems(uid('resp'), { limit: 2, order: 'asc' })).toBeUndefined();
     });
 
+    it('finds a stored item by id among input and output items', async () => {
+      const id = uid('resp');
+      const input = storedUser('find me');
+      await store.save({ response: response(id, null, 'found output'), inputItems: [input] });
+      const record = (await store.get(id))!;
+      expect(await store.findItem(input.id)).toEqual(input);
+      expect(await store.findItem(record.response.output[0].id)).toEqual(record.response.output[0]);
+      expect(await store.findItem(uid('msg'))).toBeUndefined();
+      await store.delete(id);
+      expect(await store.findItem(input.id)).toBeUndefined();
+    });
+
+    it('keeps model-facing call records by item id, privately, and deletes them with their response', async () => {
+      const id = uid('resp');
+      await store.save({ response: response(id, null), inputItems: [storedUser('x')] });
+      const a = { itemId: uid('ws'), callId: 'call_a', name: 'web_search', arguments: '{"query":"q"}', output: 'Search results … \u0000 ünïcode' };
+      const b = { itemId: uid('mcp'), callId: 'call_b', name: 'mcp__s__t', arguments: '{}', output: 'Error: nope' };
+      await store.saveCallRecords(id, [a, b]);
+      expect(await store.callRecords([])).toEqual([]);
+      expect((await store.callRecords([b.itemId, a.itemId, uid('ws')])).sort((x, y) => x.callId.localeCompare(y.callId))).toEqual([a, b]);
+      // saving again replaces by item id
+      await store.saveCallRecords(id, [{ ...a, output: 'replaced' }]);
+      expect(await store.callRecords([a.itemId])).toEqual([{ ...a, output: 'replaced' }]);
+      // never part of the public documents
+      expect(JSON.stringify(await store.get(id))).not.toContain('call_a');
+      expect(await store.delete(id)).toBe(true);
+      expect(await store.callRecords([a.itemId, b.itemId])).toEqual([]);
+    });
+
     it('records, checks and consumes approvals once', async () => {
       const id = uid('mcpr');
       await store.recordApproval(id, 'digest-a');

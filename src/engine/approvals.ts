@@ -5,26 +5,59 @@ import type { JsonObject } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelCall, RegistryEntry } from '../tools/types.js';
+import type { PendingGatewayCall } from './round.js';
 
+/** An answered approval request, checked but not used up yet (that happens when its call starts). */
 export interface ApprovedCall {
   /** callId = the approval request's id; arguments exactly as requested. */
   call: ModelCall;
   entry: RegistryEntry;
+  /** false: the client declined (nothing runs; the answer is still used up when the turn starts). */
+  approve: boolean;
+  digest: string;
 }
 
-/** Binds an approval to its server, tool and arguments. */
-export function approvalDigest(request: JsonObject): string {
-  return createHash('sha256').update(JSON.stringify([request.server_label, request.name, request.arguments])).digest('hex');
+/**
+ * Binds an approval to its server, tool and arguments. `serverScope` names the server the label
+ * stood for when the request was issued (the execution's `approvalScope`, e.g. its URL), so
+ * re-declaring the label with another `server_url` cannot run an approved call there.
+ */
+export function approvalDigest(request: JsonObject, serverScope = ''): string {
+  return createHash('sha256').update(JSON.stringify([serverScope, request.server_label, request.name, request.arguments])).digest('hex');
+}
+
+/** The digest of an approval request as this request's registry resolves its server. */
+export function boundApprovalDigest(request: JsonObject, registry: ToolRegistry): string {
+  const entry = registry.lookup(mcpModelName(String(request.server_label), String(request.name)));
+  return approvalDigest(request, entry?.execution?.approvalScope ?? '');
+}
+
+/**
+ * Uses up the answers of a turn that is starting to run; returns the approved calls to run now.
+ * An answer used up meanwhile (the same approval raced by another request) is not run: its call
+ * gets an error result for the model instead.
+ */
+export async function useApprovals(answers: readonly ApprovedCall[], store: ResponseStore): Promise<PendingGatewayCall[]> {
+  const calls: PendingGatewayCall[] = [];
+  for (const answer of answers) {
+    const verdict = await store.consumeApproval(answer.call.callId, answer.digest);
+    if (!answer.approve) continue;
+    const pending: PendingGatewayCall = { call: answer.call, entry: answer.entry, approvalRequestId: answer.call.callId };
+    if (verdict !== 'ok') pending.refusal = `the approval '${answer.call.callId}' could not be used (${verdict}); the call was not run.`;
+    calls.push(pending);
+  }
+  return calls;
 }
 
 /**
  * Checks every `mcp_approval_response` in the input (responses-api.md §3, approval flow): it must
  * answer an `mcp_approval_request` in the conversation that this gateway issued, once, with the
- * request's server, tool and arguments unchanged, for a tool this request still declares.
- * Approved calls are returned to run with exactly the requested arguments; denials need nothing
- * here (the model is told in the conversation).
+ * request's server, tool and arguments unchanged, for a tool this request still offers (`offered`:
+ * the names its first round offers the model; outside them a call is never run).
+ * Answers are returned (approved calls with exactly the requested arguments) to be used up by
+ * `useApprovals` when the turn runs; the model is told of denials in the conversation.
  */
-export async function resolveApprovals(history: readonly JsonObject[], input: readonly JsonObject[], registry: ToolRegistry, store: ResponseStore): Promise<ApprovedCall[]> {
+export async function resolveApprovals(history: readonly JsonObject[], input: readonly JsonObject[], registry: ToolRegistry, store: ResponseStore, offered?: ReadonlySet<string>): Promise<ApprovedCall[]> {
   const requests = new Map<string, JsonObject>();
   const used = new Set<string>();
   for (const item of history) {
@@ -51,16 +84,19 @@ export async function resolveApprovals(history: readonly JsonObject[], input: re
     if (used.has(id)) throw invalidRequest(`The MCP approval request '${id}' was already answered.`, param, 'approval_request_already_used');
     used.add(id);
     const entry = registry.lookup(mcpModelName(String(request.server_label), String(request.name)));
-    if (!entry || entry.identity.type !== 'mcp' || entry.identity.serverLabel !== request.server_label) {
+    // an approved call runs only if this request offers its tool (a denial runs nothing)
+    const runnable = (e: RegistryEntry) => registry.isVisible(e) && (item.approve !== true || !offered || offered.has(e.modelName));
+    if (!entry || entry.identity.type !== 'mcp' || entry.identity.serverLabel !== request.server_label || !runnable(entry)) {
       throw invalidRequest(`The MCP approval request '${id}' is for tool '${String(request.name)}' of server '${String(request.server_label)}', which this request does not offer.`, param, 'approval_request_mismatch');
     }
     answers.push({ id, request, entry, param, approve: item.approve === true });
   }
-  // every answer is checked before any is used up, so a request with one bad answer can be retried
-  for (const { id, request, param } of answers) rejectUnusable(await store.checkApproval(id, approvalDigest(request)), id, param);
+  // checked only: an answer is used up when its turn starts running (useApprovals), so a request
+  // that fails before that — a failed launch, a client gone — leaves it usable for a retry
   for (const { id, request, entry, param, approve } of answers) {
-    rejectUnusable(await store.consumeApproval(id, approvalDigest(request)), id, param);
-    if (approve) approved.push({ call: { callId: id, modelName: entry.modelName, arguments: String(request.arguments ?? '{}') }, entry });
+    const digest = approvalDigest(request, entry.execution?.approvalScope ?? '');
+    rejectUnusable(await store.checkApproval(id, digest), id, param);
+    approved.push({ call: { callId: id, modelName: entry.modelName, arguments: String(request.arguments ?? '{}') }, entry, approve, digest });
   }
   return approved;
 }

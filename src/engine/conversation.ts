@@ -1,27 +1,44 @@
 import { invalidRequest } from '../errors.js';
 import type { ModelItem, ModelPart } from '../protocol/model.js';
-import type { JsonObject } from '../protocol/responses.js';
-import type { DeclareContext } from '../tools/handler.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
 import { mcpModelName } from '../mcp/naming.js';
 import { compactionToModelItem } from './compaction.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import { flattenedName } from '../tools/handlers/namespace.js';
 import { TOOL_SEARCH_NAME } from '../tools/handlers/tool-search.js';
-import { parseTools, type ToolRegistry } from '../tools/registry.js';
+import type { GatewayCallRecord } from '../store/store.js';
+import type { DiscoverContext, ToolHandler } from '../tools/handler.js';
+import { discoverTools, handlerForCallItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 
 /**
  * Public items (history + this turn's input) → the neutral model conversation. Client-shaped
  * calls are re-flattened to the names the model saw (namespaced and custom calls included), and
- * every call is paired with its output by `call_id`, never by position.
+ * every call is paired with its output by `call_id`, never by position. Gateway-executed calls
+ * are replayed from their model-facing records (`records`, by item id) exactly as the model first
+ * saw them; without a record, their tool type rebuilds what its public item holds, and the model is
+ * told when the result itself is gone.
  */
-export function toModelItems(items: readonly JsonObject[], registry: ToolRegistry): ModelItem[] {
+export function toModelItems(items: readonly JsonObject[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map()): ModelItem[] {
   const out: ModelItem[] = [];
+  // Outputs of consecutive gateway calls follow all of those calls, as the model saw a round of
+  // parallel calls: the calls, then their results.
+  const pendingOutputs: ModelItem[] = [];
+  const flushOutputs = () => {
+    out.push(...pendingOutputs);
+    pendingOutputs.length = 0;
+  };
   // An approval request becomes the model's call once the client answers it; unanswered, it is
   // left out (a call without a result breaks most chat templates).
   const approvalRequests = new Map<string, JsonObject>();
   const answeredApprovals = new Set<string>();
   for (const item of items) {
+    const gatewayCall = handlerForCallItem(String(item.type));
+    if (gatewayCall) {
+      replayGatewayCall(item, gatewayCall, records.get(item.id as string), answeredApprovals, out, pendingOutputs);
+      continue;
+    }
+    flushOutputs();
     switch (item.type) {
       case 'message': {
         const role = item.role as 'user' | 'assistant' | 'system' | 'developer';
@@ -78,31 +95,52 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
         }
         break;
       }
-      case 'mcp_call': {
-        const approvalId = typeof item.approval_request_id === 'string' ? item.approval_request_id : undefined;
-        const callId = approvalId && answeredApprovals.has(approvalId) ? approvalId : (item.id as string);
-        if (callId !== approvalId) out.push({ type: 'function_call', callId, name: mcpModelName(String(item.server_label), String(item.name)), arguments: String(item.arguments ?? '{}') });
-        out.push({ type: 'function_call_output', callId, output: item.error ? `Error: ${stringify(item.error)}` : stringify(item.output ?? '') });
-        break;
-      }
       default:
         // Gateway bookkeeping items (mcp_list_tools, approvals, hosted-call records) carry no
         // model-visible turn of their own here.
         break;
     }
   }
+  flushOutputs();
   return out;
 }
 
-/** `tool_search_output` items make the tools they carry visible to the model (architecture.md §2). */
-export function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DeclareContext): void {
-  items.forEach((item, i) => {
-    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) return;
+/** Replays one gateway call: its call into `out`, its result into `outputs` (see toModelItems). */
+function replayGatewayCall(item: JsonObject, handler: ToolHandler<any>, record: GatewayCallRecord | undefined, answeredApprovals: ReadonlySet<string>, out: ModelItem[], outputs: ModelItem[]): void {
+  // a call the client approved was already replayed from its approval: only its result follows
+  const approvalId = typeof item.approval_request_id === 'string' && answeredApprovals.has(item.approval_request_id) ? item.approval_request_id : undefined;
+  if (record) {
+    if (!approvalId) out.push({ type: 'function_call', callId: record.callId, name: record.name, arguments: record.arguments });
+    outputs.push({ type: 'function_call_output', callId: approvalId ?? record.callId, output: record.output });
+    return;
+  }
+  const rebuilt = handler.replayCall?.(item) ?? { name: String(item.type), arguments: '{}' };
+  const callId = approvalId ?? String(item.id);
+  if (!approvalId) out.push({ type: 'function_call', callId, name: rebuilt.name, arguments: rebuilt.arguments });
+  outputs.push({ type: 'function_call_output', callId, output: rebuilt.output ?? unavailableResult(String(item.type)) });
+}
+
+/** What the model is told when a gateway call's result is no longer held (e.g. a `store: false` turn). */
+function unavailableResult(itemType: string): string {
+  return `[The result of this ${itemType} is no longer available: the gateway did not keep it (the turn was not stored). Call the tool again if you need it.]`;
+}
+
+/**
+ * `tool_search_output` items make the tools they carry visible to the model (architecture.md §2).
+ * Tools that discover what they offer (MCP servers) are listed as declared tools are; returns the
+ * items that discovery produced (`mcp_list_tools`). `items` must still carry the credentials.
+ */
+export async function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DiscoverContext): Promise<Item[]> {
+  const discovered: Item[] = [];
+  for (const [i, item] of items.entries()) {
+    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) continue;
     const param = `input[${i}].tools`;
     try {
-      for (const parsed of parseTools(item.tools, param)) {
-        if (!parsed.handler) continue;
-        for (const entry of parsed.handler.normalize(parsed.declaration, parsed.param, ctx)) {
+      const parsed = parseTools(item.tools, param);
+      discovered.push(...(await discoverTools(parsed, ctx)));
+      for (const tool of parsed) {
+        if (!tool.handler) continue;
+        for (const entry of tool.handler.normalize(tool.declaration, tool.param, ctx)) {
           const existing = registry.lookup(entry.modelName);
           if (existing && existing.identity.type === entry.identity.type && existing.identity.name === entry.identity.name && existing.identity.namespace === entry.identity.namespace) {
             registry.markLoaded(entry.modelName);
@@ -115,7 +153,8 @@ export function loadSearchedTools(items: readonly JsonObject[], registry: ToolRe
       if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
       throw err;
     }
-  });
+  }
+  return discovered;
 }
 
 function modelNameFor(registry: ToolRegistry, type: string, name: string, namespace: unknown): string {

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.js';
-import type { FinishReason, ModelItem, RawEvent } from '../protocol/model.js';
+import type { FinishReason, ModelFunction, ModelItem, ModelToolChoice, RawEvent } from '../protocol/model.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelCall, RegistryEntry, ToolOutcome } from '../tools/types.js';
 import type { ResponseAccumulator } from './accumulator.js';
@@ -14,6 +14,8 @@ export interface PendingGatewayCall {
   approvalRequestId?: string;
   /** Already answered, nothing to run: a client call whose input failed its check (`inputCheck`). */
   outcome?: ToolOutcome;
+  /** Why the call must not run (e.g. its approval was used up meanwhile): answered as an error. */
+  refusal?: string;
 }
 
 /** Responses that already had their one repair round for inputs that failed a check (policy `retry`). */
@@ -27,6 +29,14 @@ export interface RoundResult {
   gatewayCalls: PendingGatewayCall[];
   /** What the model said this round, as it will see it in the next one. */
   modelItems: ModelItem[];
+}
+
+/**
+ * The names a round offers the model: the functions sent with it, none when `tool_choice` is
+ * `none` (a call then is answered as unknown, never executed or returned).
+ */
+export function offeredNames(tools: readonly ModelFunction[], toolChoice: ModelToolChoice | undefined): ReadonlySet<string> {
+  return new Set(toolChoice === 'none' ? [] : tools.map((fn) => fn.name));
 }
 
 /**
@@ -66,10 +76,16 @@ export class RoundTranslator {
   private readonly modelItems: ModelItem[] = [];
   private finishReason: FinishReason | null = null;
 
+  /**
+   * `offered`: the model-visible names this round offered the model (see `offeredNames`); a call
+   * to any other name — outside `allowed_tools`, deferred and never loaded, hidden — is routed as
+   * an unknown tool even if the registry holds it. Absent: every visible registry entry.
+   */
   constructor(
     private readonly acc: ResponseAccumulator,
     private readonly registry: ToolRegistry,
     private readonly citations?: CitationBook,
+    private readonly offered?: ReadonlySet<string>,
   ) {}
 
   get sawFinish(): boolean {
@@ -193,10 +209,18 @@ export class RoundTranslator {
     this.reasoning = null;
   }
 
+  /** Routing checks visibility for this round: a name the model was not offered is unknown. */
+  private route(name: string): RegistryEntry | undefined {
+    const entry = this.registry.lookup(name);
+    if (!entry) return undefined;
+    if (this.offered ? !this.offered.has(name) : !this.registry.isVisible(entry)) return undefined;
+    return entry;
+  }
+
   private startCall(index: number, callId: string, name: string): void {
     this.closeReasoning();
     this.closeMessage();
-    const entry = this.registry.lookup(name);
+    const entry = this.route(name);
     if (entry) assertConsistent(entry);
     let stream: OpenCall['stream'] = null;
     if (entry && entry.owner === 'client') {

@@ -9,72 +9,92 @@ export interface SchedulerOptions {
 }
 
 /**
- * Runs one round's gateway calls (architecture.md §4): one slot per call in model call order,
- * a sliding window, per-call timeouts, same-name calls serialized unless the handler declares
- * them parallel-safe, errors isolated to their slot, results in call order. Public items are
- * opened in call order before any call runs, and closed as each finishes.
+ * The gateway calls of one turn (architecture.md §4). The window and the same-name lanes belong
+ * to the turn, not to a round: a call that timed out in round 0 but is still stopping holds its
+ * window slot and its tool's lane, so a call to that tool in round 1 waits for it (for at most
+ * STOP_GRACE_MS) instead of overlapping it.
  */
-export async function runGatewayCalls(
-  calls: readonly PendingGatewayCall[],
-  options: SchedulerOptions,
-  emitter: ItemEmitter,
-  signal: AbortSignal,
-): Promise<ToolOutcome[]> {
-  const outcomes: ToolOutcome[] = new Array(calls.length);
-  // a slot reports its outcome, and resolves to the moment the call really stopped running
-  const slots: Array<(() => Promise<{ stopped: Promise<void> }>) | null> = calls.map((pending, i) => {
-    const immediate = immediateOutcome(pending);
-    if (immediate) {
-      outcomes[i] = immediate.outcome;
-      if (immediate.invocation && pending.entry?.execution) {
-        const execution = pending.entry.execution;
-        const state = execution.begin(immediate.invocation, emitter);
-        execution.end(immediate.invocation, immediate.outcome, emitter, state);
-      }
-      return null;
-    }
-    const entry = pending.entry!;
-    const execution = entry.execution!;
-    const invocation = { call: pending.call, entry, args: parseJsonObject(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
-    const state = execution.begin(invocation, emitter);
-    return async () => {
-      const { outcome, stopped } = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: emitter }, execution.timeoutMs, signal);
-      outcomes[i] = outcome;
-      execution.end(invocation, outcome, emitter, state);
-      // wrapped: an async function returning a promise would wait for it
-      return { stopped };
-    };
-  });
+export class TurnScheduler {
+  private readonly window: Semaphore;
+  /** Per model-visible name: resolves once the last serialized call to it has really stopped. */
+  private readonly lanes = new Map<string, Promise<void>>();
 
-  const window = new Semaphore(Math.max(1, options.maxConcurrent));
-  const lastByName = new Map<string, Promise<void>>();
-  const reported: Promise<void>[] = [];
-  slots.forEach((slot, i) => {
-    if (!slot) return;
-    const pending = calls[i];
-    const serial = !pending.entry!.execution!.parallelSafe;
-    const predecessor = serial ? lastByName.get(pending.call.modelName) : undefined;
-    let report!: () => void;
-    reported.push(new Promise<void>((resolve) => (report = resolve)));
-    // The window slot and the same-name turn are held until the call has really stopped: a
-    // timed-out call that ignores its abort must not overlap its successor (for at most
-    // STOP_GRACE_MS, so one misbehaving executor cannot stall the round).
-    const released = (async () => {
-      if (predecessor) await predecessor;
-      await window.acquire();
-      let stopped: Promise<void> = Promise.resolve();
-      try {
-        ({ stopped } = await slot());
-      } finally {
-        report();
-        await Promise.race([stopped, delay(STOP_GRACE_MS)]);
-        window.release();
+  constructor(options: SchedulerOptions) {
+    this.window = new Semaphore(Math.max(1, options.maxConcurrent));
+  }
+
+  /**
+   * Runs one round's gateway calls: one slot per call in model call order, a sliding window,
+   * per-call timeouts, same-name calls serialized unless the handler declares them parallel-safe,
+   * errors isolated to their slot, results in call order. Public items are opened in call order
+   * before any call runs, and closed as each finishes.
+   */
+  async run(calls: readonly PendingGatewayCall[], emitter: ItemEmitter, signal: AbortSignal): Promise<ScheduledOutcome[]> {
+    const outcomes: ScheduledOutcome[] = new Array(calls.length);
+    const itemIds: Array<string | undefined> = new Array(calls.length);
+    // a slot reports its outcome, and resolves to the moment the call really stopped running
+    const slots: Array<(() => Promise<{ stopped: Promise<void> }>) | null> = calls.map((pending, i) => {
+      // the first public item a call opens is the one its model-facing record is kept under
+      const tracked: ItemEmitter = { ...emitter, add: (item) => ((itemIds[i] ??= item.id), emitter.add(item)) };
+      const immediate = immediateOutcome(pending);
+      if (immediate) {
+        outcomes[i] = immediate.outcome;
+        if (immediate.invocation && pending.entry?.execution) {
+          const execution = pending.entry.execution;
+          const state = execution.begin(immediate.invocation, tracked);
+          execution.end(immediate.invocation, immediate.outcome, tracked, state);
+        }
+        return null;
       }
-    })();
-    if (serial) lastByName.set(pending.call.modelName, released);
-  });
-  await Promise.all(reported);
-  return outcomes;
+      const entry = pending.entry!;
+      const execution = entry.execution!;
+      const invocation = { call: pending.call, entry, args: parseJsonObject(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
+      const state = execution.begin(invocation, tracked);
+      return async () => {
+        const { outcome, stopped } = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: tracked }, execution.timeoutMs, signal);
+        outcomes[i] = outcome;
+        execution.end(invocation, outcome, tracked, state);
+        // wrapped: an async function returning a promise would wait for it
+        return { stopped };
+      };
+    });
+
+    const reported: Promise<void>[] = [];
+    slots.forEach((slot, i) => {
+      if (!slot) return;
+      const pending = calls[i];
+      const serial = !pending.entry!.execution!.parallelSafe;
+      const predecessor = serial ? this.lanes.get(pending.call.modelName) : undefined;
+      let report!: () => void;
+      reported.push(new Promise<void>((resolve) => (report = resolve)));
+      // The window slot and the same-name lane are held until the call has really stopped: a
+      // timed-out call that ignores its abort must not overlap its successor, in this round or a
+      // later one (for at most STOP_GRACE_MS, so one misbehaving executor cannot stall the turn).
+      const released = (async () => {
+        if (predecessor) await predecessor;
+        await this.window.acquire();
+        let stopped: Promise<void> = Promise.resolve();
+        try {
+          ({ stopped } = await slot());
+        } finally {
+          report();
+          await Promise.race([stopped, delay(STOP_GRACE_MS)]);
+          this.window.release();
+        }
+      })();
+      if (serial) this.lanes.set(pending.call.modelName, released);
+    });
+    await Promise.all(reported);
+    return outcomes.map((outcome, i) => (itemIds[i] ? { ...outcome, itemId: itemIds[i] } : outcome));
+  }
+}
+
+/** A call's outcome, with the public item it was projected into (none for an unknown tool). */
+export type ScheduledOutcome = ToolOutcome & { itemId?: string };
+
+/** One round's gateway calls on a scheduler of their own (no earlier round to wait for). */
+export function runGatewayCalls(calls: readonly PendingGatewayCall[], options: SchedulerOptions, emitter: ItemEmitter, signal: AbortSignal): Promise<ScheduledOutcome[]> {
+  return new TurnScheduler(options).run(calls, emitter, signal);
 }
 
 /** How long a slot stays held for a call that outlived its timeout or abort. */
@@ -125,6 +145,9 @@ function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; 
     return { outcome: { output: `Error: tool '${call.modelName}' is not available on this gateway.`, isError: true } };
   }
   const args = parseJsonObject(call.arguments);
+  if (pending.refusal) {
+    return { outcome: { output: `Error: ${pending.refusal}`, isError: true }, invocation: { call, entry, args: args ?? {}, approvalRequestId: pending.approvalRequestId } };
+  }
   if (args === undefined) {
     return {
       outcome: { output: `Error: the arguments for '${call.modelName}' are not a valid JSON object: ${truncate(call.arguments, 200)}`, isError: true },

@@ -2,11 +2,11 @@ import { GatewayError, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { ResponseStore, Settlement, SettleOutcome, StoredResponse, StreamEvent } from '../store/store.js';
+import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse, StreamEvent } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
-import { discoverTools, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
-import { approvalDigest, resolveApprovals, type ApprovedCall } from './approvals.js';
+import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
@@ -16,11 +16,12 @@ import { CitationBook } from './citations.js';
 import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
+import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
-import { RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
+import { offeredNames, RegistryInvariantError, RoundTranslator, type PendingGatewayCall } from './round.js';
 import { OwnershipLost, RunCancelled, RunOwnership } from './run-ownership.js';
-import { runGatewayCalls } from './scheduler.js';
+import { TurnScheduler } from './scheduler.js';
 
 export { OwnershipLost, RunCancelled };
 
@@ -95,8 +96,10 @@ export interface PreparedTurn {
   toolChoice: ModelRequest['toolChoice'];
   /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
   preludeItems: Item[];
-  /** Calls the client approved in this request's input: they run before the first round. */
+  /** Approval answers in this request's input: used up, and approved calls run, before the first round. */
   approvedCalls: ApprovedCall[];
+  /** What the model saw of this turn's gateway calls, kept with the stored items for later turns. */
+  callRecords: GatewayCallRecord[];
   /** Set by `run`. */
   hooks?: RunHooks;
   /** Set by `run`: aborting it stops the run (registered with the ownership for a stored run). */
@@ -131,12 +134,17 @@ export class Engine {
   async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
     const history: JsonObject[] = [];
+    /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
+    const heldRecords: GatewayCallRecord[] = [];
     if (request.previousResponseId !== null) {
       const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await this.store.chain(request.previousResponseId));
       if (!chain) {
         throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
       }
-      for (const record of chain) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+      for (const record of chain) {
+        history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+        if (record.callRecords) heldRecords.push(...record.callRecords);
+      }
     }
     let conversationLease: string | undefined;
     if (request.conversationId !== null) {
@@ -158,18 +166,23 @@ export class Engine {
       history.push(...(items as JsonObject[]));
     }
     try {
-      return await this.prepareHolding(request, history, body, signal, conversationLease, options.dryRun === true);
+      return await this.prepareHolding(request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
     } catch (err) {
       if (conversationLease) await this.ownership.releaseLease(request.conversationId!, conversationLease);
       throw err;
     }
   }
 
-  private async prepareHolding(request: CreateRequest, history: JsonObject[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
-    const inputItems = request.input.map((item) => normalizeStoredItem(item) as JsonObject);
+  private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+    const input = await resolveItemReferences(request.input, history, this.store);
+    // tools declared inside the input (tool_search_output) load with their credentials; what is
+    // stored and echoed never carries them
+    const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
+    const inputItems = inputWithCredentials.map(itemWithoutCredentials);
     checkOutputsPaired(history, inputItems);
 
-    const mcpCount = request.tools.filter((t) => t.type === 'mcp').length;
+    const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
+    const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
     if (mcpCount > this.options.maxMcpServersPerRequest) {
       throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${this.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
     }
@@ -179,9 +192,10 @@ export class Engine {
     let preludeItems: Item[];
     const declare = { ...this.declare, request: { include: request.include } };
     try {
-      preludeItems = await discoverTools(request.tools, { ...declare, priorListings: latestListings(history, inputItems), signal });
+      const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
+      preludeItems = await discoverTools(request.tools, discover);
       registry = registerTools(request.tools, declare);
-      loadSearchedTools(inputItems, registry, declare);
+      preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
       choice = resolveToolChoice(request.toolChoice, registry);
     } catch (err) {
       if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
@@ -193,7 +207,7 @@ export class Engine {
     // one pass over history and input: an approval request (history) pairs with its answer (input);
     // a compaction item stands for everything before it
     const effective = applyCompactions([...history, ...inputItems]);
-    conversation.push(...toModelItems(effective, registry));
+    conversation.push(...toModelItems(effective, registry, await this.callRecordsFor(effective, heldRecords)));
 
     const turn: PreparedTurn = {
       conversationLease,
@@ -215,6 +229,7 @@ export class Engine {
       toolChoice: choice.toolChoice,
       preludeItems,
       approvedCalls: [],
+      callRecords: [],
     };
     const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
     if (contextManagement) {
@@ -224,8 +239,8 @@ export class Engine {
         turn.autoCompaction = auto;
       }
     }
-    // approvals are used up last, once nothing else in preparing the turn can fail or be aborted
-    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store);
+    // approvals are checked here and used up when the turn runs (useApprovals)
+    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, offeredNames(choice.functions, choice.toolChoice));
     return turn;
   }
 
@@ -277,22 +292,30 @@ export class Engine {
     const emitter = itemEmitter(acc, citations);
     let gatewayCallsMade = 0;
     let startedTools = false;
-    /** Runs gateway calls; their results join the conversation for the next round. */
+    // one scheduler for the whole turn: same-name serialization holds across rounds
+    const scheduler = new TurnScheduler({ maxConcurrent: this.options.maxConcurrentGatewayCalls });
+    /** Runs gateway calls; their results join the conversation (and the turn's call records) for the next round. */
     const runCalls = async (calls: PendingGatewayCall[]) => {
-      const outcomes = await runGatewayCalls(calls, { maxConcurrent: this.options.maxConcurrentGatewayCalls }, emitter, signal);
+      const outcomes = await scheduler.run(calls, emitter, signal);
       gatewayCallsMade += calls.length;
-      calls.forEach((pending, i) => conversation.push({ type: 'function_call_output', callId: pending.call.callId, output: outcomes[i].output }));
+      calls.forEach((pending, i) => {
+        const { callId, modelName, arguments: args } = pending.call;
+        conversation.push({ type: 'function_call_output', callId, output: outcomes[i].output });
+        const itemId = outcomes[i].itemId;
+        if (itemId) turn.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output });
+      });
     };
     /** Once the response has started: the discovered lists, then the calls the client approved. */
     const startTools = async () => {
       startedTools = true;
       for (const item of turn.preludeItems) emitListing(acc, item);
-      if (turn.approvedCalls.length > 0) await runCalls(turn.approvedCalls.map((a) => ({ call: a.call, entry: a.entry, approvalRequestId: a.call.callId })));
+      // an approval is used up only now that its call starts, not when the turn was prepared
+      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store));
     };
 
     // Approved calls must have run before the model is asked again: their results are part of
     // round 0's request, so the response starts before the upstream is contacted.
-    if (turn.approvedCalls.length > 0) {
+    if (turn.approvedCalls.some((answer) => answer.approve)) {
       await this.begin(acc, turn);
       await startTools();
     }
@@ -310,7 +333,7 @@ export class Engine {
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
-      const translator = new RoundTranslator(acc, turn.registry, citations);
+      const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice));
       try {
         for await (const batch of batches) {
           for (const event of batch) {
@@ -346,7 +369,7 @@ export class Engine {
         approvalsRequested++;
         return false;
       });
-      await this.recordApprovalRequests(acc, approvalsRequested);
+      await this.recordApprovalRequests(acc, turn.registry, approvalsRequested);
       let capped = false;
       const cap = turn.request.maxToolCalls;
       if (cap !== null && gatewayCallsMade + calls.length > cap) {
@@ -383,11 +406,11 @@ export class Engine {
   }
 
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
-  private async recordApprovalRequests(acc: ResponseAccumulator, count: number): Promise<void> {
+  private async recordApprovalRequests(acc: ResponseAccumulator, registry: ToolRegistry, count: number): Promise<void> {
     const output = acc.response.output;
     for (const item of output.slice(output.length - count)) {
       if (item.type !== 'mcp_approval_request') continue;
-      await this.store.recordApproval(item.id, approvalDigest(item as JsonObject));
+      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, registry));
     }
   }
 
@@ -433,9 +456,17 @@ export class Engine {
       }
     }
     await this.release(turn);
-    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems });
+    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords });
     acc.announceTerminal();
     return response;
+  }
+
+  /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
+  private async callRecordsFor(items: readonly JsonObject[], held: readonly GatewayCallRecord[]): Promise<Map<string, GatewayCallRecord>> {
+    const records = new Map(held.map((record) => [record.itemId, record]));
+    const wanted = items.filter((item) => typeof item.id === 'string' && !records.has(item.id) && handlerForCallItem(String(item.type))).map((item) => item.id as string);
+    if (wanted.length > 0) for (const record of await this.store.callRecords(wanted)) records.set(record.itemId, record);
+    return records;
   }
 
   /** Writes a turn's settlement; a store failure is logged and reported as `unavailable`. */
@@ -453,6 +484,8 @@ export class Engine {
       const terminal = turn.hooks?.unloggedEvents ? acc.terminalEvent() : null;
       if (terminal) settlement.events = [...(await turn.hooks!.unloggedEvents!()), terminal];
     }
+    // kept wherever the turn's items are kept (stored response, conversation), never elsewhere
+    if (turn.callRecords.length > 0 && (settlement.record || settlement.conversation)) settlement.callRecords = { responseId: response.id, records: turn.callRecords };
     if (settlement.record === undefined && settlement.conversation === undefined) return 'ok';
     try {
       const outcome = await this.store.settle(settlement);

@@ -120,9 +120,9 @@ interface Pending {
 }
 
 /**
- * `Engine.prepare` consumes the approvals answered by `mcp_approval_response` items after the
- * input's last model-produced item (src/engine/approvals.ts) — a side effect a count or a
- * compaction must not have, or the real turn would find the approval used. Those items are
+ * A turn checks the approvals answered by `mcp_approval_response` items after the input's last
+ * model-produced item, and uses them up when it runs (src/engine/approvals.ts) — a count or a
+ * compaction must neither use them up nor be refused for them. Those items are
  * left out of what is prepared (and put back among the kept items of a compaction).
  */
 function splitPendingApprovals(input: unknown): { input: unknown; pending: Pending[] } {

@@ -19,6 +19,7 @@ export function mcpExecution(service: McpService, server: McpServerRef, requireA
   return {
     parallelSafe: server.operator?.parallelSafe ?? true,
     timeoutMs,
+    approvalScope: server.endpoint.kind === 'http' ? `url:${server.endpoint.url}` : `operator:${server.label}`,
     begin(inv, emit: ItemEmitter): McpCallState {
       const id = emit.newId(ID_PREFIX.mcpCall);
       const args = JSON.stringify(inv.args);

@@ -32,8 +32,9 @@ export interface McpPoolOptions {
 /**
  * MCP sessions through the official SDK client, pooled by (endpoint, hash of its headers) and
  * reused across requests; idle ones are closed; a session the server has expired (HTTP 404 on a
- * request carrying its session id) is re-initialized once. Concurrent calls share a session
- * (JSON-RPC multiplexes them).
+ * request carrying its session id) is re-initialized once. Listings are re-sent on a session that
+ * died under them; tool calls only when they certainly did not reach the server. Concurrent calls
+ * share a session (JSON-RPC multiplexes them).
  */
 export class McpClientPool {
   private readonly sessions = new Map<string, Promise<PooledSession>>();
@@ -42,7 +43,8 @@ export class McpClientPool {
   constructor(private readonly options: McpPoolOptions) {}
 
   async listTools(endpoint: McpEndpoint, signal: AbortSignal, timeoutMs: number, maxTools: number): Promise<McpToolInfo[]> {
-    return this.withSession(endpoint, signal, async (client) => {
+    // listing changes nothing on the server: on a session gone mid-request it is simply asked again
+    return this.withSession(endpoint, signal, 'idempotent', async (client) => {
       const tools: McpToolInfo[] = [];
       let cursor: string | undefined;
       do {
@@ -57,9 +59,14 @@ export class McpClientPool {
     });
   }
 
-  /** `tools/call`; never retried, except when the server refused it for an expired session. Abort sends the MCP cancellation notification. */
+  /**
+   * `tools/call`. A tool call may change the world, so it is re-sent on a fresh session only when
+   * it certainly did not reach the server (see `certainlyNotSent`); a session that dies while the
+   * call is in flight fails it with `McpCallInterruptedError`. Abort sends the MCP cancellation
+   * notification.
+   */
   async callTool(endpoint: McpEndpoint, name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<McpCallResult> {
-    return this.withSession(endpoint, signal, (client) => client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<McpCallResult>);
+    return this.withSession(endpoint, signal, 'only-if-not-sent', (client) => client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<McpCallResult>);
   }
 
   async close(): Promise<void> {
@@ -73,17 +80,26 @@ export class McpClientPool {
     return this.sessions.size;
   }
 
-  private async withSession<T>(endpoint: McpEndpoint, signal: AbortSignal, use: (client: Client) => Promise<T>): Promise<T> {
+  private async withSession<T>(endpoint: McpEndpoint, signal: AbortSignal, retry: RetryPolicy, use: (client: Client) => Promise<T>): Promise<T> {
     const key = poolKey(endpoint);
     // the handshake is shared by every request to this server: each caller waits only as long as it may
-    const session = await untilAborted(this.session(key, endpoint), signal);
+    let session = await untilAborted(this.session(key, endpoint), signal);
+    if (session.dead) {
+      // known dead before anything was written: nothing reached the server, start over
+      await this.drop(key, session);
+      session = await untilAborted(this.session(key, endpoint), signal);
+    }
     try {
       return await session.use(use);
     } catch (err) {
-      if (!isGoneSession(err, session)) throw err;
-      // the server forgot our session, or the connection is gone: the request was refused, not
-      // run — start over once
-      await this.drop(key, session);
+      const gone = isGoneSession(err, session);
+      if (gone) await this.drop(key, session);
+      const again = retry === 'idempotent' ? gone : certainlyNotSent(err, session);
+      if (!again) {
+        if (gone) throw new McpCallInterruptedError(err);
+        throw err;
+      }
+      // refused, not run (an expired session, a connection that never opened): start over once
       const fresh = await untilAborted(this.session(key, endpoint), signal);
       return fresh.use(use);
     }
@@ -196,6 +212,30 @@ class PooledSession {
 
 function isClientError(status: number | undefined): boolean {
   return status !== undefined && status >= 400 && status < 500;
+}
+
+/** When a request may be sent again on a fresh session. */
+type RetryPolicy = 'idempotent' | 'only-if-not-sent';
+
+/** A call whose session died while it was in flight: it may have run, so it is not re-sent. */
+export class McpCallInterruptedError extends Error {
+  constructor(cause: unknown) {
+    super('the connection to the MCP server was lost while the call was in flight; it may have run, so it was not retried', { cause });
+  }
+}
+
+/**
+ * The request certainly did not reach the server: the server answered that it does not know our
+ * session (HTTP 404 with our session id — MCP spec: it processed nothing), the client had no
+ * connection to write to, or the connection was refused before anything was written.
+ */
+function certainlyNotSent(err: unknown, session: PooledSession): boolean {
+  if (err instanceof StreamableHTTPError && err.code === 404 && session.sessionId !== undefined) return true;
+  if (err instanceof Error && err.message === 'Not connected') return true;
+  for (let cause: unknown = err; cause instanceof Error; cause = (cause as { cause?: unknown }).cause) {
+    if ((cause as { code?: unknown }).code === 'ECONNREFUSED') return true;
+  }
+  return false;
 }
 
 /** The session cannot serve this request and a fresh one may: expired (404 with our id) or closed. */

@@ -9,6 +9,7 @@ import { ToolDeclarationError, ToolTimeoutError } from '../tools/types.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { McpClientPool, type McpEndpoint, type McpToolInfo } from './pool.js';
 import { renderCallResult } from './render.js';
+import { redactSecrets, urlSecrets } from '../util/redact.js';
 
 /** An MCP server registered by the operator: clients refer to it by `server_label` only. */
 export interface OperatorMcpServer {
@@ -60,6 +61,8 @@ export interface McpServerRef {
   declared: boolean;
   operator?: OperatorMcpServer;
   breakerKey: string;
+  /** Credentials of this server (header values, URL userinfo and query values): cut out of every error text. */
+  secrets: string[];
 }
 
 export interface McpCallOutcome {
@@ -91,7 +94,8 @@ export class McpService {
         throw new ToolDeclarationError(`MCP connectors are not available on this gateway ('${decl.connector_id}'); declare a server_url.`, `${param}.connector_id`, 'unsupported_connector');
       }
       if (!operator) throw new ToolDeclarationError(`Unknown MCP server_label '${label}': declare a server_url or ask the operator to configure it.`, `${param}.server_url`, 'missing_required_parameter');
-      return { label, param, declared: false, operator, endpoint: operatorEndpoint(label, operator), breakerKey: `operator:${label}` };
+      const endpoint = operatorEndpoint(label, operator);
+      return { label, param, declared: false, operator, endpoint, breakerKey: `operator:${label}`, secrets: secretsOf(endpoint) };
     }
     try {
       checkOutboundUrl(url, this.policy);
@@ -99,12 +103,17 @@ export class McpService {
       if (err instanceof OutboundBlockedError) throw new ToolDeclarationError(err.message, `${param}.server_url`, 'mcp_server_url_not_allowed');
       throw err;
     }
+    // credentials go in `authorization` / `headers`, which are never stored or echoed
+    if (new URL(url).username || new URL(url).password) {
+      throw new ToolDeclarationError(`Invalid '${param}.server_url': credentials in the URL are not accepted; pass them in 'authorization' or 'headers'.`, `${param}.server_url`, 'invalid_value');
+    }
     const headers: Record<string, string> = {};
     if (decl.headers && typeof decl.headers === 'object') for (const [k, v] of Object.entries(decl.headers as JsonObject)) if (typeof v === 'string') headers[k] = v;
     if (typeof decl.authorization === 'string') headers.authorization = `Bearer ${decl.authorization}`;
     // one breaker per server *and credentials*: one tenant's bad token must not shut others out
     const credentials = createHash('sha256').update(JSON.stringify(Object.entries(headers).sort())).digest('hex').slice(0, 16);
-    return { label, param, declared: true, endpoint: { kind: 'http', url, headers, transport: 'auto' }, breakerKey: `url:${url}#${credentials}` };
+    const endpoint: McpEndpoint = { kind: 'http', url, headers, transport: 'auto' };
+    return { label, param, declared: true, endpoint, breakerKey: `url:${url}#${credentials}`, secrets: [...secretsOf(endpoint), ...(typeof decl.authorization === 'string' ? [decl.authorization] : [])] };
   }
 
   /** `tools/list` (all pages). A server that cannot be listed fails the request, naming it (OpenAI answers 424). */
@@ -140,7 +149,7 @@ export class McpService {
       return result.isError ? { output, error: output || 'the tool reported an error' } : { output, error: null };
     } catch (err) {
       recordHealth(breaker, err, signal);
-      return { output: '', error: `MCP call to '${server.label}' failed: ${describe(err)}` };
+      return { output: '', error: `MCP call to '${server.label}' failed: ${describe(err, server)}` };
     }
   }
 
@@ -195,13 +204,21 @@ function operatorEndpoint(label: string, server: OperatorMcpServer): McpEndpoint
 }
 
 function listFailure(server: McpServerRef, err: unknown): GatewayError {
-  return new GatewayError(424, 'external_connector_error', 'mcp_list_tools_failed', `Error retrieving tool list from MCP server: '${server.label}'. ${describe(err)}`, server.param);
+  return new GatewayError(424, 'external_connector_error', 'mcp_list_tools_failed', `Error retrieving tool list from MCP server: '${server.label}'. ${describe(err, server)}`, server.param);
 }
 
-function describe(err: unknown): string {
+/** An error as the client may read it: the runtime's and the SDK's texts can quote a URL or a header value. */
+function describe(err: unknown, server: McpServerRef): string {
+  let text = String(err);
   if (err instanceof Error) {
     const cause = (err as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
+    text = cause instanceof Error && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
   }
-  return String(err);
+  return redactSecrets(text, server.secrets);
+}
+
+function secretsOf(endpoint: McpEndpoint): string[] {
+  if (endpoint.kind !== 'http') return Object.values(endpoint.env ?? {});
+  const headerValues = Object.values(endpoint.headers).flatMap((value) => [value, value.replace(/^Bearer\s+/i, '')]);
+  return [...headerValues, ...urlSecrets(endpoint.url)];
 }

@@ -3,6 +3,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { bareAddress, blockedReason } from './ip-ranges.js';
+import { redactUrl } from '../util/redact.js';
 
 /**
  * Guard for connections the gateway makes to URLs chosen by clients (MCP `server_url`, pages the
@@ -45,7 +46,9 @@ export class OutboundBlockedError extends Error {
     readonly url: string,
     readonly reason: string,
   ) {
-    const shown = url.length > MAX_URL_IN_MESSAGE ? `${url.slice(0, MAX_URL_IN_MESSAGE)}…` : url;
+    // the message reaches clients: never with the URL's credentials
+    const safe = redactUrl(url);
+    const shown = safe.length > MAX_URL_IN_MESSAGE ? `${safe.slice(0, MAX_URL_IN_MESSAGE)}…` : safe;
     super(`URL '${shown}' is not allowed: ${reason}`);
   }
 }

@@ -1,7 +1,10 @@
 import pg from 'pg';
+import type { Item } from '../protocol/responses.js';
 import { appendConversationItems } from './postgres-conversations.js';
 import {
+  itemIn,
   pageItems,
+  type GatewayCallRecord,
   type ItemPage,
   type ListOptions,
   type ResponseStore,
@@ -106,6 +109,12 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
         event TEXT NOT NULL,
         PRIMARY KEY (response_id, sequence)
       );
+      CREATE TABLE IF NOT EXISTS ${s}.gateway_call_records (
+        item_id TEXT PRIMARY KEY,
+        response_id TEXT NOT NULL,
+        record JSON NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS gateway_call_records_by_response ON ${s}.gateway_call_records (response_id);
       CREATE TABLE IF NOT EXISTS ${s}.approvals (
         id TEXT PRIMARY KEY,
         digest TEXT NOT NULL,
@@ -171,6 +180,7 @@ export class PostgresResponseStore implements ResponseStore {
     events: string;
     approvals: string;
     locks: string;
+    callRecords: string;
   };
 
   private constructor(
@@ -180,7 +190,7 @@ export class PostgresResponseStore implements ResponseStore {
     private readonly ownsPool: boolean,
   ) {
     const s = quoteIdent(schema);
-    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks` };
+    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks`, callRecords: `${s}.gateway_call_records` };
   }
 
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
@@ -229,9 +239,46 @@ export class PostgresResponseStore implements ResponseStore {
     return rows.length === 0 ? undefined : rows.map(decode);
   }
 
+  async findItem(id: string): Promise<Item | undefined> {
+    // a text match narrows the rows (ids are unique random strings); the documents say for sure.
+    // No json operators: they reject documents holding \u0000, which `json` columns may keep.
+    const needle = `"${id}"`;
+    const { rows } = await this.pool.query<DocumentRow>(
+      `SELECT response, input_items FROM ${this.t.responses} WHERE strpos(response::text, $1) > 0 OR strpos(input_items::text, $1) > 0 ORDER BY created_at DESC LIMIT 20`,
+      [needle],
+    );
+    for (const row of rows) {
+      const found = itemIn(decode(row), id);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
+    await this.writeCallRecords(this.pool, responseId, records);
+  }
+
+  private async writeCallRecords(client: pg.Pool | pg.PoolClient, responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await client.query(
+      `INSERT INTO ${this.t.callRecords} (item_id, response_id, record)
+       SELECT item_id, $1, record::json FROM unnest($2::text[], $3::text[]) AS r(item_id, record)
+       ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record`,
+      // one document per record, never taken apart in SQL (json operators reject \u0000)
+      [responseId, records.map((r) => r.itemId), records.map((r) => JSON.stringify(r))],
+    );
+  }
+
+  async callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]> {
+    if (itemIds.length === 0) return [];
+    const { rows } = await this.pool.query<{ record: GatewayCallRecord }>(`SELECT record FROM ${this.t.callRecords} WHERE item_id = ANY($1::text[])`, [itemIds]);
+    return rows.map((row) => row.record);
+  }
+
   async delete(id: string): Promise<boolean> {
     const result = await this.pool.query(
-      `WITH events AS (DELETE FROM ${this.t.events} WHERE response_id = $1)
+      `WITH events AS (DELETE FROM ${this.t.events} WHERE response_id = $1),
+            records AS (DELETE FROM ${this.t.callRecords} WHERE response_id = $1)
        DELETE FROM ${this.t.responses} WHERE id = $1`,
       [id],
     );
@@ -348,7 +395,8 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async settle(settlement: Settlement): Promise<SettleOutcome> {
-    if (settlement.conversation === undefined && settlement.record !== undefined && settlement.owner !== undefined) return this.settleRun(settlement.record, settlement.owner, settlement.events ?? []);
+    const plainRun = settlement.conversation === undefined && !settlement.callRecords?.records.length;
+    if (plainRun && settlement.record !== undefined && settlement.owner !== undefined) return this.settleRun(settlement.record, settlement.owner, settlement.events ?? []);
     try {
       return await withTransaction(this.pool, async (client): Promise<SettleOutcome> => {
         const id = settlement.record?.response.id;
@@ -361,6 +409,7 @@ export class PostgresResponseStore implements ResponseStore {
           }
           if (!(await appendConversationItems(client, this.schema, conversation.id, conversation.items))) throw new Abandon('conversation_not_found');
         }
+        if (settlement.callRecords) await this.writeCallRecords(client, settlement.callRecords.responseId, settlement.callRecords.records);
         if (id !== undefined) {
           await this.insertEvents(client, id, settlement.events ?? []);
           await this.write(client, settlement.record!);

@@ -31,6 +31,12 @@ function migrateNow(db: Database.Database): void {
       event TEXT NOT NULL,
       PRIMARY KEY (response_id, sequence)
     ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS gateway_call_records (
+      item_id TEXT PRIMARY KEY,
+      response_id TEXT NOT NULL,
+      record TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS gateway_call_records_by_response ON gateway_call_records (response_id);
     CREATE TABLE IF NOT EXISTS approvals (
       id TEXT PRIMARY KEY,
       digest TEXT NOT NULL,

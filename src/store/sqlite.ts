@@ -2,8 +2,11 @@ import type Database from 'better-sqlite3';
 import { SqliteConversationWriter } from './sqlite-conversations.js';
 import { openDatabase } from './sqlite-file.js';
 import { migrateSqlite } from './sqlite-schema.js';
+import type { Item } from '../protocol/responses.js';
 import {
+  itemIn,
   pageItems,
+  type GatewayCallRecord,
   type ItemPage,
   type ListOptions,
   type ResponseStore,
@@ -43,6 +46,8 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly insertEvent: Database.Statement;
   private readonly selectEvents: Database.Statement;
   private readonly deleteEvents: Database.Statement;
+  private readonly upsertCallRecord: Database.Statement;
+  private readonly deleteCallRecords: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
     this.database = openDatabase(dataDir);
@@ -80,6 +85,8 @@ export class SqliteResponseStore implements ResponseStore {
       )
       SELECT r.response, r.input_items FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
     this.deleteOne = this.database.prepare('DELETE FROM responses WHERE id = ?');
+    this.upsertCallRecord = this.database.prepare('INSERT OR REPLACE INTO gateway_call_records (item_id, response_id, record) VALUES (?, ?, ?)');
+    this.deleteCallRecords = this.database.prepare('DELETE FROM gateway_call_records WHERE response_id = ?');
   }
 
   async save(record: StoredResponse): Promise<void> {
@@ -110,12 +117,42 @@ export class SqliteResponseStore implements ResponseStore {
 
   async delete(id: string): Promise<boolean> {
     this.deleteEvents.run(id);
+    this.deleteCallRecords.run(id);
     return this.deleteOne.run(id).changes > 0;
   }
 
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
     const record = await this.get(id);
     return record ? pageItems(record.inputItems, options) : undefined;
+  }
+
+  async findItem(id: string): Promise<Item | undefined> {
+    // a text match narrows the rows (ids are unique random strings); the documents say for sure
+    const rows = this.database.prepare('SELECT response, input_items FROM responses WHERE instr(response, ?) > 0 OR instr(input_items, ?) > 0 ORDER BY created_at DESC LIMIT 20').all(`"${id}"`, `"${id}"`) as Array<{ response: string; input_items: string }>;
+    for (const row of rows) {
+      const found = itemIn(decode(row), id);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
+    this.database.transaction(() => this.writeCallRecords(responseId, records))();
+  }
+
+  private writeCallRecords(responseId: string, records: readonly GatewayCallRecord[]): void {
+    for (const record of records) this.upsertCallRecord.run(record.itemId, responseId, JSON.stringify(record));
+  }
+
+  async callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]> {
+    const out: GatewayCallRecord[] = [];
+    // in slices: SQLite caps the number of bound parameters per statement
+    for (let i = 0; i < itemIds.length; i += 500) {
+      const slice = itemIds.slice(i, i + 500);
+      const rows = this.database.prepare(`SELECT record FROM gateway_call_records WHERE item_id IN (${slice.map(() => '?').join(',')})`).all(...slice) as Array<{ record: string }>;
+      for (const row of rows) out.push(JSON.parse(row.record));
+    }
+    return out;
   }
 
   async recordApproval(id: string, digest: string): Promise<void> {
@@ -214,6 +251,7 @@ export class SqliteResponseStore implements ResponseStore {
         if (conversation.lease !== undefined && !this.conversationWriter.releaseLease(conversation.id, conversation.lease)) throw new Abandon('lease_lost');
         if (!this.conversationWriter.append(conversation.id, conversation.items)) throw new Abandon('conversation_not_found');
       }
+      if (settlement.callRecords) this.writeCallRecords(settlement.callRecords.responseId, settlement.callRecords.records);
       if (id !== undefined) {
         for (const e of settlement.events ?? []) this.insertEvent.run(id, e.sequence, e.json);
         this.writeRecord(settlement.record!);

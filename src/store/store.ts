@@ -4,6 +4,26 @@ import type { Item, ResponseObject } from '../protocol/responses.js';
 export interface StoredResponse {
   response: ResponseObject;
   inputItems: Item[];
+  /**
+   * What the model saw of this turn's gateway-executed calls. Carried by in-memory caches (a
+   * WebSocket connection's `store: false` turns); stores keep them apart (`saveCallRecords`).
+   */
+  callRecords?: GatewayCallRecord[];
+}
+
+/**
+ * The model-facing record of one gateway-executed call (web_search, MCP, …): the call and the
+ * result exactly as the model saw them, keyed by the public item the call was projected into.
+ * Private to the gateway: persisted beside the response, never returned to clients. Later turns
+ * replay it so the model keeps what it read.
+ */
+export interface GatewayCallRecord {
+  itemId: string;
+  callId: string;
+  /** The model-visible function name. */
+  name: string;
+  arguments: string;
+  output: string;
 }
 
 export interface ListOptions {
@@ -43,6 +63,16 @@ export interface ResponseStore {
   checkApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
   /** Uses an approval once, atomically: `ok`, or why not. */
   consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
+
+  /**
+   * An item by its id, as stored in some response's input or output (for `item_reference`).
+   * Scans the stored documents: meant for the rare reference, not for a hot path.
+   */
+  findItem(id: string): Promise<Item | undefined>;
+  /** Keeps the model-facing records of a response's gateway calls (replaced by item id). */
+  saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void>;
+  /** The records of these public item ids that are held (deleting a response deletes its records). */
+  callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]>;
 
   // Runs: every stored response that is running (foreground or background) is owned by one
   // gateway process, which heart-beats it. A run whose owner went silent is failed by another
@@ -116,10 +146,17 @@ export interface Settlement {
   events?: readonly StreamEvent[];
   /** The conversation grows by these items; `lease`, when given, must still be held and is released. */
   conversation?: { id: string; items: Item[]; lease?: string };
+  /** What the model saw of the turn's gateway calls, kept under `responseId` (see `saveCallRecords`). */
+  callRecords?: { responseId: string; records: readonly GatewayCallRecord[] };
 }
 
 /** `ok`: all written. Otherwise nothing was written, and why. */
 export type SettleOutcome = 'ok' | 'not_owner' | 'lease_lost' | 'conversation_not_found';
+
+/** The item with `id` among a stored response's input and output items, if it is there. */
+export function itemIn(record: StoredResponse, id: string): Item | undefined {
+  return record.inputItems.find((item) => item.id === id) ?? record.response.output.find((item) => item.id === id);
+}
 
 /** Pages items by an `after` cursor in the requested order (shared by the implementations). */
 export function pageItems(items: readonly Item[], options: ListOptions): ItemPage {

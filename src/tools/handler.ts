@@ -55,4 +55,19 @@ export interface ToolHandler<D = JsonObject> {
   discover?(declaration: D, param: string, ctx: DiscoverContext): Promise<Discovered<D>>;
   /** The model-visible functions for this declaration (none = omitted from the model). */
   normalize(declaration: D, param: string, ctx: DeclareContext): RegistryEntry[];
+  /** Gateway types: the public item types their calls are projected into (`web_search_call`). */
+  readonly callItemTypes?: readonly string[];
+  /**
+   * Gateway types: the call as the model saw it, rebuilt from its public item, for when the
+   * gateway no longer holds the call's model-facing record. Without `output` the result is gone.
+   */
+  replayCall?(item: JsonObject): ReplayedCall;
+}
+
+/** A gateway call rebuilt from its public item (see `ToolHandler.replayCall`). */
+export interface ReplayedCall {
+  name: string;
+  arguments: string;
+  /** Absent when the public item does not carry what the model was told. */
+  output?: string;
 }

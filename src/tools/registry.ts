@@ -14,6 +14,7 @@ import {
 import { MCP_SECRET_FIELDS } from './handlers/mcp.js';
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
+import { redactUrl } from '../util/redact.js';
 
 const HANDLERS: readonly ToolHandler<any>[] = [
   functionHandler,
@@ -30,6 +31,13 @@ const HANDLER_BY_TYPE: ReadonlyMap<string, ToolHandler<any>> = new Map(HANDLERS.
 
 export function handlerFor(type: string): ToolHandler<any> | undefined {
   return HANDLER_BY_TYPE.get(type);
+}
+
+const HANDLER_BY_CALL_ITEM: ReadonlyMap<string, ToolHandler<any>> = new Map(HANDLERS.flatMap((h) => (h.callItemTypes ?? []).map((t) => [t, h] as const)));
+
+/** The gateway tool type whose calls are projected into public items of this type, if any. */
+export function handlerForCallItem(itemType: string): ToolHandler<any> | undefined {
+  return HANDLER_BY_CALL_ITEM.get(itemType);
 }
 
 /**
@@ -143,13 +151,26 @@ export function echoTools(parsed: readonly ParsedTool[]): JsonObject[] {
     if (raw.type === 'function') {
       return { ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null };
     }
-    if (raw.type === 'mcp') {
-      const copy = { ...raw };
-      for (const field of MCP_SECRET_FIELDS) delete copy[field];
-      return copy;
-    }
-    return raw;
+    return withoutCredentials(raw);
   });
+}
+
+/**
+ * A tool declaration as it may be stored or echoed: an MCP server's `authorization` and
+ * `headers` removed, credentials in its `server_url` (userinfo, query values) redacted.
+ */
+export function withoutCredentials(tool: JsonObject): JsonObject {
+  if (tool.type !== 'mcp') return tool;
+  const copy = { ...tool };
+  for (const field of MCP_SECRET_FIELDS) delete copy[field];
+  if (typeof copy.server_url === 'string') copy.server_url = redactUrl(copy.server_url);
+  return copy;
+}
+
+/** An item as it may be stored or echoed: tool declarations it carries (`tool_search_output`) without credentials. */
+export function itemWithoutCredentials<T extends JsonObject>(item: T): T {
+  if (!Array.isArray(item.tools)) return item;
+  return { ...item, tools: (item.tools as unknown[]).map((tool) => (isPlainObject(tool) ? withoutCredentials(tool) : tool)) };
 }
 
 export interface ResolvedToolChoice {

@@ -107,6 +107,11 @@ export interface GatewayExecution {
   end(invocation: PlannedInvocation, outcome: ToolOutcome, emit: ItemEmitter, state: unknown): void;
   /** Whether the client must approve this call before it runs (MCP `require_approval`). */
   requiresApproval?(invocation: PlannedInvocation): boolean;
+  /**
+   * What an approval of this execution's calls is bound to beyond label, tool and arguments (MCP:
+   * the server's URL), so an approval cannot be replayed against another server.
+   */
+  approvalScope?: string;
   /** Projects the approval request; the turn then ends and waits for the client's answer. */
   requestApproval?(invocation: PlannedInvocation, emit: ItemEmitter): void;
 }

@@ -5,6 +5,7 @@ import { hostedToolHandler } from './hosted.js';
 export const codeInterpreterHandler = hostedToolHandler({
   types: ['code_interpreter'],
   executionType: 'code_interpreter',
+  callItemType: 'code_interpreter_call',
   parse(raw, param) {
     const container = raw.container;
     if (typeof container !== 'string' && !isPlainObject(container)) {

@@ -4,6 +4,7 @@ import { hostedToolHandler } from './hosted.js';
 export const fileSearchHandler = hostedToolHandler({
   types: ['file_search'],
   executionType: 'file_search',
+  callItemType: 'file_search_call',
   parse(raw, param) {
     const ids = raw.vector_store_ids;
     if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) {

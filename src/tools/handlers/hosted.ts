@@ -14,11 +14,16 @@ export function hostedToolHandler<D extends JsonObject>(spec: {
   executionType: string;
   parse(raw: JsonObject, param: string): D;
   functions(decl: D): ModelFunction[];
+  /** The public item type of its calls (`web_search_call`). */
+  callItemType: string;
+  replayCall?: ToolHandler<D>['replayCall'];
 }): ToolHandler<D> {
   return {
     types: spec.types,
     owner: 'gateway',
     parse: spec.parse,
+    callItemTypes: [spec.callItemType],
+    ...(spec.replayCall ? { replayCall: spec.replayCall } : {}),
     normalize(decl, param, ctx): RegistryEntry[] {
       const execution = ctx.executionFor(spec.executionType, decl, ctx.request);
       if (!execution) {

@@ -5,6 +5,7 @@ import type { McpToolInfo } from '../../mcp/pool.js';
 import type { McpServerRef } from '../../mcp/service.js';
 import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
 import { newId } from '../../util/ids.js';
+import { isValidHeaderName, isValidHeaderValue } from '../../util/redact.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { isPlainObject, optionalObject, optionalString, optionalStringArray, requireString } from '../validate.js';
@@ -35,6 +36,15 @@ function traitsOf(tool: { name: string; annotations?: Record<string, unknown> | 
 export const mcpHandler: ToolHandler<McpDeclaration> = {
   types: ['mcp'],
   owner: 'gateway',
+  callItemTypes: ['mcp_call'],
+  // an mcp_call carries its arguments and what the model was told (output, or the error)
+  replayCall(item) {
+    return {
+      name: mcpModelName(String(item.server_label), String(item.name)),
+      arguments: typeof item.arguments === 'string' && item.arguments ? item.arguments : '{}',
+      output: item.error ? `Error: ${typeof item.error === 'string' ? item.error : JSON.stringify(item.error)}` : typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''),
+    };
+  },
   parse(raw, param) {
     const label = requireString(raw, 'server_label', param);
     if (!LABEL_PATTERN.test(label)) {
@@ -42,9 +52,22 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
     }
     optionalString(raw, 'server_url', param);
     optionalString(raw, 'connector_id', param);
-    optionalString(raw, 'authorization', param);
+    const authorization = optionalString(raw, 'authorization', param);
+    // error texts never quote a header value: only where it is and what is wrong with it
+    if (authorization !== undefined && !isValidHeaderValue(authorization)) {
+      throw new ToolDeclarationError(`Invalid '${param}.authorization': it contains characters not allowed in an HTTP header (CR, LF, NUL or another control character).`, `${param}.authorization`, 'invalid_value');
+    }
     const headers = optionalObject(raw, 'headers', param);
-    if (headers) for (const [key, value] of Object.entries(headers)) if (typeof value !== 'string') throw new ToolDeclarationError(`Invalid '${param}.headers.${key}': header values must be strings.`, `${param}.headers.${key}`, 'invalid_type');
+    if (headers) {
+      Object.entries(headers).forEach(([key, value], i) => {
+        // a header name may be a secret pasted in the wrong place too: named by position only
+        if (!isValidHeaderName(key)) throw new ToolDeclarationError(`Invalid '${param}.headers': header #${i + 1} has a name that is not a valid HTTP header name.`, `${param}.headers`, 'invalid_value');
+        if (typeof value !== 'string') throw new ToolDeclarationError(`Invalid '${param}.headers.${key}': header values must be strings.`, `${param}.headers.${key}`, 'invalid_type');
+        if (!isValidHeaderValue(value)) {
+          throw new ToolDeclarationError(`Invalid '${param}.headers.${key}': the value contains characters not allowed in an HTTP header (CR, LF, NUL or another control character).`, `${param}.headers.${key}`, 'invalid_value');
+        }
+      });
+    }
     const allowed = raw.allowed_tools;
     if (allowed !== undefined && allowed !== null && !Array.isArray(allowed)) validateFilter(allowed, `${param}.allowed_tools`);
     if (Array.isArray(allowed)) optionalStringArray(raw, 'allowed_tools', param);

@@ -1,3 +1,4 @@
+import type { JsonObject } from '../../protocol/responses.js';
 import { ToolDeclarationError } from '../types.js';
 import { isPlainObject, optionalBoolean, optionalObject, optionalStringArray } from '../validate.js';
 import { hostedToolHandler } from './hosted.js';
@@ -10,6 +11,14 @@ export const WEB_SEARCH_FUNCTIONS = { search: 'web_search', openPage: 'open_page
 export const webSearchHandler = hostedToolHandler({
   types: ['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11'],
   executionType: 'web_search',
+  callItemType: 'web_search_call',
+  // the call from its public action (the results the model read are only in its record)
+  replayCall(item) {
+    const action = (isPlainObject(item.action) ? item.action : {}) as JsonObject;
+    if (action.type === 'open_page') return { name: WEB_SEARCH_FUNCTIONS.openPage, arguments: JSON.stringify({ url: action.url ?? '' }) };
+    if (action.type === 'find_in_page') return { name: WEB_SEARCH_FUNCTIONS.findInPage, arguments: JSON.stringify({ url: action.url ?? '', pattern: action.pattern ?? '' }) };
+    return { name: WEB_SEARCH_FUNCTIONS.search, arguments: JSON.stringify({ query: action.query ?? '' }) };
+  },
   parse(raw, param) {
     const filters = optionalObject(raw, 'filters', param);
     if (filters) optionalStringArray(filters, 'allowed_domains', `${param}.filters`);

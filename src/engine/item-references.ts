@@ -1,0 +1,27 @@
+import { invalidRequest } from '../errors.js';
+import type { JsonObject } from '../protocol/responses.js';
+import type { ResponseStore } from '../store/store.js';
+
+/**
+ * `item_reference` input items are replaced by the items they name, as stored: from the turn's
+ * history (previous response chain, conversation) or this input first, else from any stored
+ * response. An id that names nothing is the client's mistake: a `400` naming `input[n].id`.
+ */
+export async function resolveItemReferences(input: readonly JsonObject[], history: readonly JsonObject[], store: ResponseStore): Promise<JsonObject[]> {
+  if (!input.some((item) => item.type === 'item_reference')) return input as JsonObject[];
+  const known = new Map<string, JsonObject>();
+  for (const item of history) if (typeof item.id === 'string') known.set(item.id, item);
+  const out: JsonObject[] = [];
+  for (const [i, item] of input.entries()) {
+    if (item.type !== 'item_reference') {
+      if (typeof item.id === 'string') known.set(item.id, item);
+      out.push(item);
+      continue;
+    }
+    const id = item.id as string;
+    const found = known.get(id) ?? ((await store.findItem(id)) as JsonObject | undefined);
+    if (!found || found.type === 'item_reference') throw invalidRequest(`Item with id '${id}' not found.`, `input[${i}].id`, 'item_not_found');
+    out.push(structuredClone(found));
+  }
+  return out;
+}
