@@ -1,0 +1,147 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.js';
+import { countInputTokens } from '../engine/token-count.js';
+import type { Engine, Logger, PreparedTurn } from '../engine/turn.js';
+import { sendMessagesError } from '../messages/errors.js';
+import { MessageFold } from '../messages/fold.js';
+import { decodeMessagesRequest, type DecodedMessagesRequest } from '../messages/request.js';
+import { MessagesStreamEncoder } from '../messages/stream-encoder.js';
+import type { ReasoningReplay } from '../protocol/chat.js';
+import type { MessagesStreamEvent } from '../protocol/messages.js';
+import { newId } from '../util/ids.js';
+import { readJsonBody, sendJson } from './json.js';
+import type { Route } from './router.js';
+import { SseWriter } from './sse-writer.js';
+
+export interface MessagesRouteDeps {
+  engine: Engine;
+  log: Logger & { debug?(obj: object, msg?: string): void };
+  maxBodyBytes: number;
+  /** The upstream's model list, as `GET /v1/models` passes it through. */
+  listModels: () => Promise<unknown>;
+  /** For `count_tokens`: the upstream's OpenAI base URL (`/tokenize` is asked at its root). */
+  upstreamBaseUrl: string;
+  upstreamApiKey?: string;
+  reasoningReplay?: ReasoningReplay;
+}
+
+/** Anthropic's `ping` event, written as the stream's keep-alive (the SDKs skip it). */
+const PING = 'event: ping\ndata: {"type":"ping"}\n\n';
+
+/**
+ * The Anthropic Messages surface (reference: docs/reference/anthropic-messages.md) over the same
+ * engine as `/v1/responses`: requests are decoded at the edge into the engine's create request,
+ * the engine's public events are encoded as Messages events, and a blocking answer is their fold.
+ * Every failure before the first byte is an Anthropic-shaped error; after it, an `error` event.
+ */
+export function messagesRoutes(deps: MessagesRouteDeps): Route[] {
+  return [
+    { method: 'POST', path: '/v1/messages', handle: (req, res) => withErrors(deps, res, (id) => createMessage(deps, req, res, id)) },
+    { method: 'POST', path: '/v1/messages/count_tokens', handle: (req, res) => withErrors(deps, res, (id) => countTokens(deps, req, res, id)) },
+    // asked with `anthropic-version` (the Anthropic SDKs): Anthropic's list shape; else the OpenAI passthrough
+    { method: 'GET', path: '/v1/models', handle: (req, res) => (req.headers['anthropic-version'] ? withErrors(deps, res, (id) => listModels(deps, res, id)) : listOpenAiModels(deps, res)) },
+  ];
+}
+
+async function withErrors(deps: MessagesRouteDeps, res: ServerResponse, handle: (requestId: string) => Promise<void>): Promise<void> {
+  const requestId = newId('req');
+  res.setHeader('request-id', requestId);
+  try {
+    await handle(requestId);
+  } catch (err) {
+    if (!(err instanceof GatewayError)) deps.log.error({ err }, 'messages request failed');
+    if (res.headersSent) {
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    if (!res.destroyed) sendMessagesError(res, err, requestId);
+  }
+}
+
+async function createMessage(deps: MessagesRouteDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  const decoded = decodeMessagesRequest(await readJsonBody(req, deps.maxBodyBytes));
+  logIgnored(deps, decoded, requestId);
+  const controller = new AbortController();
+  // the client went away: abort discovery, the upstream request and every tool call in flight
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort();
+  };
+  res.on('close', onClose);
+  try {
+    const turn = await deps.engine.prepare(decoded.body, controller.signal);
+    applySampling(turn, decoded);
+    if (decoded.stream) {
+      const writer = new SseWriter(res, PING);
+      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)));
+      try {
+        await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal, () => writer.drained());
+      } finally {
+        // before the first event a failure is still an HTTP error (withErrors)
+        if (writer.headersSent) writer.end();
+      }
+      return;
+    }
+    const fold = new MessageFold();
+    const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event));
+    await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal);
+    if (fold.error || !fold.result) {
+      // failed after generation began: the upstream failure's own status where known
+      const cause = turn.failure;
+      throw new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? 'upstream_error', fold.error?.message ?? 'The turn failed.', null, cause?.retryable ?? false);
+    }
+    sendJson(res, 200, fold.result, { 'request-id': requestId });
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+/** Sampling options the Responses body has no field for go to the upstream request directly. */
+function applySampling(turn: PreparedTurn, decoded: DecodedMessagesRequest): void {
+  if (decoded.stopSequences.length > 0) turn.base.stop = decoded.stopSequences;
+  if (decoded.topK !== null) turn.base.topK = decoded.topK;
+}
+
+/** `POST /v1/messages/count_tokens` → `{input_tokens}`: the upstream's tokenizer where it has one, else the estimate. */
+async function countTokens(deps: MessagesRouteDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  const raw = await readJsonBody(req, deps.maxBodyBytes);
+  // count_tokens takes a create request without max_tokens
+  const decoded = decodeMessagesRequest(raw, { requireMaxTokens: false });
+  logIgnored(deps, decoded, requestId);
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort();
+  };
+  res.on('close', onClose);
+  try {
+    const turn = await deps.engine.prepare({ ...decoded.body, stream: false }, controller.signal, { dryRun: true });
+    const count = await countInputTokens(deps.upstreamBaseUrl, turn.request.model, turn.conversation, turn.tools, controller.signal, {
+      apiKey: deps.upstreamApiKey,
+      reasoningReplay: deps.reasoningReplay,
+    });
+    sendJson(res, 200, { input_tokens: count.tokens }, { 'request-id': requestId, 'x-switchyard-token-count': count.method });
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+/** `GET /v1/models` in Anthropic's shape: `{data: [{type: "model", id, display_name, created_at}], has_more, first_id, last_id}`. */
+async function listModels(deps: MessagesRouteDeps, res: ServerResponse, requestId: string): Promise<void> {
+  const upstream = (await deps.listModels()) as { data?: Array<{ id?: unknown; created?: unknown }> } | null;
+  const data = (Array.isArray(upstream?.data) ? upstream!.data : [])
+    .filter((m) => typeof m.id === 'string')
+    .map((m) => ({
+      type: 'model',
+      id: m.id as string,
+      display_name: m.id as string,
+      created_at: new Date((typeof m.created === 'number' ? m.created : 0) * 1000).toISOString(),
+    }));
+  sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }, { 'request-id': requestId });
+}
+
+async function listOpenAiModels(deps: MessagesRouteDeps, res: ServerResponse): Promise<void> {
+  sendJson(res, 200, await deps.listModels());
+}
+
+function logIgnored(deps: MessagesRouteDeps, decoded: DecodedMessagesRequest, requestId: string): void {
+  if (decoded.ignored.length > 0) deps.log.debug?.({ requestId, ignored: decoded.ignored }, 'messages: accepted and ignored');
+}
