@@ -3,7 +3,11 @@
 // blocking body), client tool round trips, count_tokens, models, and the requests current
 // clients send. Every stream passes the invariant checker (test/helpers/messages-stream.ts).
 import Anthropic from '@anthropic-ai/sdk';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator } from '../src/simulate/server.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { checkMessagesStream, parseSseFrames } from './helpers/messages-stream.js';
 
@@ -250,7 +254,7 @@ describe('what current clients send', () => {
       }),
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).content).toEqual([{ type: 'text', text: 'fine', citations: null }]);
+    expect(((await res.json()) as any).content).toEqual([{ type: 'text', text: 'fine', citations: null }]);
     expect(upstreamSince(from)[0].messages[0]).toEqual({ role: 'system', content: 'Answer in English.' });
   });
 
@@ -317,7 +321,7 @@ describe('errors in Anthropic shape', () => {
     ] as const) {
       const res = await raw('/v1/messages', body);
       expect(res.status).toBe(400);
-      const json = await res.json();
+      const json: any = await res.json();
       expect(json).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(pattern) }, request_id: expect.stringMatching(/^req_/) });
     }
     const err = await client.messages.create({ model: 'm', max_tokens: 5, messages: 'nope' as any }).catch((e) => e);
@@ -349,7 +353,7 @@ describe('errors in Anthropic shape', () => {
     ];
     for (const [messages, pattern] of cases) {
       const res = await raw('/v1/messages', { model: 'm', max_tokens: 5, tools: [WEATHER_TOOL], messages });
-      const json = await res.json();
+      const json: any = await res.json();
       expect({ status: res.status, type: json.error?.type }).toEqual({ status: 400, type: 'invalid_request_error' });
       expect(json.error.message).toMatch(pattern);
     }
@@ -358,7 +362,7 @@ describe('errors in Anthropic shape', () => {
   it('unknown paths are Anthropic-shaped too where they are Messages routes; upstream failures map to api_error', async () => {
     const res = await raw('/v1/messages', { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: scripted({ rounds: [{ status: 500, error: 'boom' }] }) }] });
     expect(res.status).toBe(502);
-    const json = await res.json();
+    const json: any = await res.json();
     expect(json.type).toBe('error');
     expect(json.error.type).toBe('api_error');
     expect(res.headers.get('x-should-retry')).not.toBeNull();
@@ -374,5 +378,47 @@ describe('errors in Anthropic shape', () => {
       .finalMessage()
       .catch((e) => e);
     expect(sdk).toBeInstanceOf(Anthropic.APIError);
+  });
+});
+
+describe('max_tokens above the model limit', () => {
+  let proxy: Server;
+  let small: TestGateway;
+
+  beforeAll(async () => {
+    // a vLLM-like upstream whose model list states a 1000-token context (vLLM lists max_model_len)
+    const sim = await startSimulator({ port: 0, modelName: 'small-model' });
+    proxy = createServer(async (req, res) => {
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'small-model', object: 'model', created: 1, owned_by: 'vllm', max_model_len: 1000 }] }));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const upstream = await fetch(`${sim.url.replace(/\/v1$/, '')}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: chunks.length ? Buffer.concat(chunks) : undefined });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      if (upstream.body) Readable.fromWeb(upstream.body as any).pipe(res);
+      else res.end();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    small = await startTestGateway({ simulator: sim, config: { upstream: { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1` } } });
+  });
+  afterAll(async () => {
+    await small?.close();
+    await small?.simulator.close();
+    await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  });
+
+  it('is clamped (left to the upstream: up to the end of the context), never a failed request; a fitting one is kept', async () => {
+    const sdk = new Anthropic({ baseURL: small.gateway.url, apiKey: 'k', maxRetries: 0 });
+    const from = small.simulator.requests.length;
+    // (the SDK itself insists on streaming for a max_tokens this large)
+    const big = await sdk.messages.stream({ model: 'small-model', max_tokens: 64_000, messages: [{ role: 'user', content: 'Hello there' }] }).finalMessage();
+    expect(big.stop_reason).toBe('end_turn');
+    await sdk.messages.create({ model: 'small-model', max_tokens: 100, messages: [{ role: 'user', content: 'Hello there' }] });
+    const [clamped, kept] = small.simulator.requests.slice(from).map((r) => r.body as any);
+    expect(clamped.max_tokens).toBeUndefined();
+    expect(kept.max_tokens).toBe(100);
   });
 });

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
-import { countInputTokens } from '../engine/token-count.js';
+import { countInputTokens, estimateTokens } from '../engine/token-count.js';
 import type { Engine, Logger, PreparedTurn } from '../engine/turn.js';
 import { sendMessagesError } from '../messages/errors.js';
 import { MessageFold } from '../messages/fold.js';
+import { ModelLimits } from '../messages/model-limits.js';
 import { decodeMessagesRequest, type DecodedMessagesRequest } from '../messages/request.js';
 import { MessagesStreamEncoder } from '../messages/stream-encoder.js';
 import type { ReasoningReplay } from '../protocol/chat.js';
@@ -35,8 +36,9 @@ const PING = 'event: ping\ndata: {"type":"ping"}\n\n';
  * Every failure before the first byte is an Anthropic-shaped error; after it, an `error` event.
  */
 export function messagesRoutes(deps: MessagesRouteDeps): Route[] {
+  const limits = new ModelLimits(deps.listModels);
   return [
-    { method: 'POST', path: '/v1/messages', handle: (req, res) => withErrors(deps, res, (id) => createMessage(deps, req, res, id)) },
+    { method: 'POST', path: '/v1/messages', handle: (req, res) => withErrors(deps, res, (id) => createMessage(deps, limits, req, res, id)) },
     { method: 'POST', path: '/v1/messages/count_tokens', handle: (req, res) => withErrors(deps, res, (id) => countTokens(deps, req, res, id)) },
     // asked with `anthropic-version` (the Anthropic SDKs): Anthropic's list shape; else the OpenAI passthrough
     { method: 'GET', path: '/v1/models', handle: (req, res) => (req.headers['anthropic-version'] ? withErrors(deps, res, (id) => listModels(deps, res, id)) : listOpenAiModels(deps, res)) },
@@ -58,7 +60,7 @@ async function withErrors(deps: MessagesRouteDeps, res: ServerResponse, handle: 
   }
 }
 
-async function createMessage(deps: MessagesRouteDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
   const decoded = decodeMessagesRequest(await readJsonBody(req, deps.maxBodyBytes));
   logIgnored(deps, decoded, requestId);
   const controller = new AbortController();
@@ -70,6 +72,7 @@ async function createMessage(deps: MessagesRouteDeps, req: IncomingMessage, res:
   try {
     const turn = await deps.engine.prepare(decoded.body, controller.signal);
     applySampling(turn, decoded);
+    await clampMaxTokens(turn, limits);
     if (decoded.stream) {
       const writer = new SseWriter(res, PING);
       const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)));
@@ -99,6 +102,19 @@ async function createMessage(deps: MessagesRouteDeps, req: IncomingMessage, res:
 function applySampling(turn: PreparedTurn, decoded: DecodedMessagesRequest): void {
   if (decoded.stopSequences.length > 0) turn.base.stop = decoded.stopSequences;
   if (decoded.topK !== null) turn.base.topK = decoded.topK;
+}
+
+/**
+ * `max_tokens` above what the model can still produce (its context length minus the estimated
+ * input) is left out of the upstream request: the server then generates up to the end of the
+ * context — the same as clamping, and never a failed request (issue part 6).
+ */
+async function clampMaxTokens(turn: PreparedTurn, limits: ModelLimits): Promise<void> {
+  const requested = turn.base.maxOutputTokens;
+  if (requested === undefined) return;
+  const context = await limits.contextLength(turn.request.model);
+  if (context === undefined) return;
+  if (requested >= context - estimateTokens(turn.conversation, turn.tools)) delete turn.base.maxOutputTokens;
 }
 
 /** `POST /v1/messages/count_tokens` → `{input_tokens}`: the upstream's tokenizer where it has one, else the estimate. */
