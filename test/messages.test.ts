@@ -368,6 +368,22 @@ describe('errors in Anthropic shape', () => {
     expect(res.headers.get('x-should-retry')).not.toBeNull();
   });
 
+  it('a client that disconnects mid-stream aborts the upstream request', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${tg.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'm', max_tokens: 50, stream: true, messages: [{ role: 'user', content: scripted({ rounds: [{ text: 'never finishes', hang_after_chunks: 2 }] }) }] }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('event: message_start');
+    const aborted = tg.simulator.waitForAbort();
+    controller.abort();
+    await aborted;
+  });
+
   it('a failure after the stream started is one error event, and nothing after it', async () => {
     const res = await raw('/v1/messages', { model: 'm', max_tokens: 50, stream: true, messages: [{ role: 'user', content: scripted({ rounds: [{ text: 'one two three four', error_after_chunks: 3 }] }) }] });
     const frames = parseSseFrames(await res.text());

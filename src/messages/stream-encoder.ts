@@ -145,14 +145,9 @@ export class MessagesStreamEncoder {
 
   private itemDone(outputIndex: number, item: Json): void {
     switch (item.type) {
-      case 'reasoning': {
-        const key = `r:${outputIndex}`;
-        if (this.open?.key === key) {
-          this.delta({ type: 'signature_delta', signature: thinkingSignature(this.open.text) });
-          this.closeOpen();
-        }
+      case 'reasoning':
+        this.closeIf(`r:${outputIndex}`);
         return;
-      }
       case 'function_call':
         this.closeIf(`fc:${outputIndex}`);
         return;
@@ -277,6 +272,8 @@ export class MessagesStreamEncoder {
 
   private closeOpen(): void {
     if (!this.open) return;
+    // a thinking block always ends with its signature, however it ends
+    if (this.open.type === 'thinking') this.delta({ type: 'signature_delta', signature: thinkingSignature(this.open.text) });
     this.sink({ type: 'content_block_stop', index: this.open.index });
     this.open = null;
   }
