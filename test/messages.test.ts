@@ -230,6 +230,12 @@ describe('count_tokens and models', () => {
     expect(Date.parse(page.data[0].created_at)).toBeGreaterThan(0);
     const openai = await (await fetch(`${tg.gateway.url}/v1/models`)).json();
     expect(openai).toMatchObject({ object: 'list', data: [{ id: 'switchyard-sim', object: 'model' }] });
+    expect(await client.models.retrieve('switchyard-sim')).toEqual(page.data[0]);
+    const missing = await client.models.retrieve('no-such-model').catch((e) => e);
+    expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(missing.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    const openaiOne = await fetch(`${tg.gateway.url}/v1/models/switchyard-sim`);
+    expect(await openaiOne.json()).toMatchObject({ id: 'switchyard-sim', object: 'model' });
   });
 });
 
@@ -436,5 +442,34 @@ describe('max_tokens above the model limit', () => {
     const [clamped, kept] = small.simulator.requests.slice(from).map((r) => r.body as any);
     expect(clamped.max_tokens).toBeUndefined();
     expect(kept.max_tokens).toBe(100);
+  });
+});
+
+describe('over the Responses dialect upstream (vLLM /v1/responses)', () => {
+  let viaResponses: TestGateway;
+  beforeAll(async () => {
+    viaResponses = await startTestGateway({ simulator: tg.simulator, config: { upstream: { api: 'responses' } } });
+  });
+  afterAll(async () => {
+    await viaResponses?.close();
+  });
+
+  it('text and a client tool round trip, blocking and streamed alike', async () => {
+    const sdk = new Anthropic({ baseURL: viaResponses.gateway.url, apiKey: 'k', maxRetries: 0 });
+    const from = tg.simulator.requests.length;
+    const script = scripted({ rounds: [{ tool_calls: [{ id: 'call_r1', name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'Sunny.' }] });
+    const params = { model: 'm', max_tokens: 100, tools: [WEATHER_TOOL], messages: [{ role: 'user' as const, content: script }] };
+    const first = await sdk.messages.create(params);
+    expect(tg.simulator.requests[from].path).toBe('/v1/responses');
+    expect(first.stop_reason).toBe('tool_use');
+    expect(first.content).toEqual([{ type: 'tool_use', id: 'toolu_call_r1', name: 'get_weather', input: { city: 'Oslo' }, caller: { type: 'direct' } }]);
+    const events: any[] = [];
+    const stream = sdk.messages.stream(params);
+    stream.on('streamEvent', (e) => events.push(e));
+    const { parsed_output: _p, ...streamed } = (await stream.finalMessage()) as any;
+    expect(checkMessagesStream(events)).toEqual([]);
+    expect(streamed).toEqual(sameButId(first));
+    const answer = await sdk.messages.create({ ...params, messages: [...params.messages, { role: 'assistant', content: first.content as any }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_call_r1', content: 'sunny, 21 C' }] }] });
+    expect(answer.content).toEqual([{ type: 'text', text: 'Sunny.', citations: null }]);
   });
 });

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.js';
+import { GatewayError, notFound } from '../errors.js';
 import { countInputTokens, estimateTokens } from '../engine/token-count.js';
 import type { Engine, Logger, PreparedTurn } from '../engine/turn.js';
 import { sendMessagesError } from '../messages/errors.js';
@@ -42,6 +42,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Route[] {
     { method: 'POST', path: '/v1/messages/count_tokens', handle: (req, res) => withErrors(deps, res, (id) => countTokens(deps, req, res, id)) },
     // asked with `anthropic-version` (the Anthropic SDKs): Anthropic's list shape; else the OpenAI passthrough
     { method: 'GET', path: '/v1/models', handle: (req, res) => (req.headers['anthropic-version'] ? withErrors(deps, res, (id) => listModels(deps, res, id)) : listOpenAiModels(deps, res)) },
+    { method: 'GET', path: /^\/v1\/models\/([^/]+)$/, handle: (req, res, [model]) => (req.headers['anthropic-version'] ? withErrors(deps, res, (id) => getModel(deps, model, res, id)) : getOpenAiModel(deps, model, res)) },
   ];
 }
 
@@ -140,22 +141,43 @@ async function countTokens(deps: MessagesRouteDeps, req: IncomingMessage, res: S
   }
 }
 
+interface ListedModel {
+  id?: unknown;
+  created?: unknown;
+}
+
+async function upstreamModels(deps: MessagesRouteDeps): Promise<Array<ListedModel & { id: string }>> {
+  const upstream = (await deps.listModels()) as { data?: ListedModel[] } | null;
+  return (Array.isArray(upstream?.data) ? upstream!.data : []).filter((m): m is ListedModel & { id: string } => typeof m.id === 'string');
+}
+
+/** A listed model in Anthropic's shape. */
+function anthropicModel(m: ListedModel & { id: string }) {
+  return { type: 'model', id: m.id, display_name: m.id, created_at: new Date((typeof m.created === 'number' ? m.created : 0) * 1000).toISOString() };
+}
+
 /** `GET /v1/models` in Anthropic's shape: `{data: [{type: "model", id, display_name, created_at}], has_more, first_id, last_id}`. */
 async function listModels(deps: MessagesRouteDeps, res: ServerResponse, requestId: string): Promise<void> {
-  const upstream = (await deps.listModels()) as { data?: Array<{ id?: unknown; created?: unknown }> } | null;
-  const data = (Array.isArray(upstream?.data) ? upstream!.data : [])
-    .filter((m) => typeof m.id === 'string')
-    .map((m) => ({
-      type: 'model',
-      id: m.id as string,
-      display_name: m.id as string,
-      created_at: new Date((typeof m.created === 'number' ? m.created : 0) * 1000).toISOString(),
-    }));
+  const data = (await upstreamModels(deps)).map(anthropicModel);
   sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }, { 'request-id': requestId });
 }
 
 async function listOpenAiModels(deps: MessagesRouteDeps, res: ServerResponse): Promise<void> {
   sendJson(res, 200, await deps.listModels());
+}
+
+/** `GET /v1/models/{id}` (Anthropic's shape): one of the upstream's listed models, else 404. */
+async function getModel(deps: MessagesRouteDeps, id: string, res: ServerResponse, requestId: string): Promise<void> {
+  const model = (await upstreamModels(deps)).find((m) => m.id === id);
+  if (!model) throw notFound(`model: ${id}`, 'model_not_found', 'model');
+  sendJson(res, 200, anthropicModel(model), { 'request-id': requestId });
+}
+
+/** `GET /v1/models/{id}` for OpenAI clients: the upstream's own entry. */
+async function getOpenAiModel(deps: MessagesRouteDeps, id: string, res: ServerResponse): Promise<void> {
+  const model = (await upstreamModels(deps)).find((m) => m.id === id);
+  if (!model) throw notFound(`The model '${id}' does not exist.`, 'model_not_found', 'model');
+  sendJson(res, 200, model);
 }
 
 function logIgnored(deps: MessagesRouteDeps, decoded: DecodedMessagesRequest, requestId: string): void {
