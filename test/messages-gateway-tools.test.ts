@@ -110,7 +110,8 @@ describe('web search', () => {
     expect(result.type).toBe('web_search_tool_result');
     expect(result.tool_use_id).toBe(use.id);
     expect(result.content.map((r: any) => r.url).slice(0, 2)).toEqual(['https://tokio.rs/tokio/tutorial', 'https://rust-lang.github.io/async-book/']);
-    expect(result.content[0]).toMatchObject({ type: 'web_search_result', encrypted_content: expect.any(String), page_age: null });
+    expect(result.content[0]).toEqual({ type: 'web_search_result', url: 'https://tokio.rs/tokio/tutorial', title: 'Tutorial | Tokio - An asynchronous Rust runtime', encrypted_content: expect.any(String), page_age: null });
+    expect(result.content[1]).toMatchObject({ title: 'Asynchronous Programming in Rust', page_age: expect.stringMatching(/^2024-03-18/) });
     expect(text.text).toBe(answer);
     expect(text.citations).toEqual([
       { type: 'web_search_result_location', url: 'https://tokio.rs/tokio/tutorial', title: 'Tutorial | Tokio - An asynchronous Rust runtime', encrypted_index: expect.any(String), cited_text: 'Tokio is an asynchronous runtime' },
@@ -181,7 +182,7 @@ describe('one tool framework, two surfaces', () => {
     const viaResponses = await openai.responses.create({
       model: 'm',
       input: script,
-      include: ['web_search_call.action.sources'],
+      include: ['web_search_call.action.sources', 'web_search_call.results'],
       tools: [{ type: 'mcp', server_label: 'ev', server_url: ev.url, allowed_tools: ['echo'], require_approval: 'never' }, { type: 'web_search' }],
     });
     const viaMessages: any = await client.beta.messages.create({
@@ -200,6 +201,7 @@ describe('one tool framework, two surfaces', () => {
     expect(mcpCall.output).toBe('Echo: both');
     expect(mcpResult.content).toEqual([{ type: 'text', text: mcpCall.output }]);
     expect(searchResult.content.map((r: any) => r.url)).toEqual(search.action.sources.map((s: any) => s.url));
+    expect(searchResult.content.map((r: any) => r.title)).toEqual(search.results.map((r: any) => r.title));
     // both answers cite the same first source, each in its own surface's shape
     const annotation = (viaResponses.output.at(-1) as any).content[0].annotations[0];
     const citation = viaMessages.content.at(-1).citations[0];

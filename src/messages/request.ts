@@ -61,8 +61,8 @@ export function decodeMessagesRequest(raw: unknown, options: { requireMaxTokens?
   if (choice.toolChoice !== undefined) body.tool_choice = choice.toolChoice;
   if (choice.parallel === false) body.parallel_tool_calls = false;
   if (tools.maxUses !== null) body.max_tool_calls = tools.maxUses;
-  // the search results' URLs become the `web_search_tool_result` block
-  if (tools.webSearchName !== null) body.include = ['web_search_call.action.sources'];
+  // the search results (URL, title, date) become the `web_search_tool_result` block
+  if (tools.webSearchName !== null) body.include = ['web_search_call.action.sources', 'web_search_call.results'];
 
   const temperature = optionalNumber(raw, 'temperature', 0, 2);
   if (temperature !== null) body.temperature = temperature;

@@ -156,10 +156,17 @@ export class MessagesStreamEncoder {
         return;
       case 'web_search_call': {
         if (item.action?.type !== 'search') return;
-        const sources: Json[] = Array.isArray(item.action.sources) ? item.action.sources : [];
+        // the results with titles and dates where the gateway included them, else the bare source URLs
+        const results: Json[] = Array.isArray(item.results) ? item.results : Array.isArray(item.action.sources) ? item.action.sources : [];
         const content =
           item.status === 'completed'
-            ? sources.map((s) => ({ type: 'web_search_result' as const, url: String(s.url), title: String(s.title ?? s.url), encrypted_content: opaque(String(s.url)), page_age: null }))
+            ? results.map((r) => ({
+                type: 'web_search_result' as const,
+                url: String(r.url),
+                title: String(r.title ?? r.url),
+                encrypted_content: opaque(String(r.url)),
+                page_age: typeof r.published_at === 'string' ? r.published_at : null,
+              }))
             : { type: 'web_search_tool_result_error' as const, error_code: 'unavailable' };
         this.whole({ type: 'web_search_tool_result', tool_use_id: blockIdOf('srvtoolu', String(item.id)), caller: { type: 'direct' }, content });
         return;
