@@ -8,13 +8,16 @@ import { checkMessagesStream } from './helpers/messages-stream.js';
 
 type Ev = [string, Record<string, unknown>];
 
-function encode(events: Ev[]): { out: MessagesStreamEvent[]; message: ReturnType<MessageFold['push']> | any; fold: MessageFold } {
+function encode(events: Ev[], failureStatus?: number): { out: MessagesStreamEvent[]; message: ReturnType<MessageFold['push']> | any; fold: MessageFold } {
   const out: MessagesStreamEvent[] = [];
   const fold = new MessageFold();
-  const encoder = new MessagesStreamEncoder((e) => {
-    out.push(e);
-    fold.push(e);
-  });
+  const encoder = new MessagesStreamEncoder(
+    (e) => {
+      out.push(e);
+      fold.push(e);
+    },
+    () => failureStatus,
+  );
   for (const [type, payload] of events) encoder.push(type, JSON.stringify({ type, ...payload }));
   return { out, message: fold.result, fold };
 }
@@ -86,6 +89,9 @@ describe('MessagesStreamEncoder', () => {
     expect(checkMessagesStream(out as any)).toEqual([]);
     expect(out.at(-1)).toEqual({ type: 'error', error: { type: 'api_error', message: 'upstream broke' } });
     expect(fold.error).toEqual({ type: 'api_error', message: 'upstream broke' });
+    // the failure's status picks the type: an overloaded upstream (503) is overloaded_error
+    const overloaded = encode([created, done('failed', [], { error: { code: 'server_error', message: 'busy' } })], 503);
+    expect(overloaded.out.at(-1)).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } });
   });
 
   it('an mcp_call: mcp_tool_use once its arguments are complete, the result when it is done', () => {

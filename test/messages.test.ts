@@ -365,7 +365,7 @@ describe('errors in Anthropic shape', () => {
     }
   });
 
-  it('unknown paths are Anthropic-shaped too where they are Messages routes; upstream failures map to api_error', async () => {
+  it('an upstream failure before the first byte is a 502 api_error with x-should-retry', async () => {
     const res = await raw('/v1/messages', { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: scripted({ rounds: [{ status: 500, error: 'boom' }] }) }] });
     expect(res.status).toBe(502);
     const json: any = await res.json();

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   blockIdOf,
   messageIdOf,
+  messagesErrorType,
   toolUseIdOf,
   type ContentBlock,
   type ContentDelta,
@@ -41,7 +42,11 @@ export class MessagesStreamEncoder {
   /** `mcp_call` items by output index, until their arguments are complete. */
   private readonly mcpCalls = new Map<number, { id: string; name: string; server: string; announced: boolean }>();
 
-  constructor(private readonly sink: MessagesEventSink) {}
+  /** `failureStatus`: the HTTP status of what ended a failed turn (it picks the `error` event's type). */
+  constructor(
+    private readonly sink: MessagesEventSink,
+    private readonly failureStatus: () => number | undefined = () => undefined,
+  ) {}
 
   get finished(): boolean {
     return this.ended;
@@ -248,7 +253,7 @@ export class MessagesStreamEncoder {
   private fail(response: Json): void {
     this.ended = true;
     const message = String(response?.error?.message ?? 'The gateway failed while generating the response.');
-    this.sink({ type: 'error', error: { type: 'api_error', message } });
+    this.sink({ type: 'error', error: { type: messagesErrorType(this.failureStatus() ?? 500), message } });
   }
 
   // ---------- blocks ----------
