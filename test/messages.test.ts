@@ -286,6 +286,17 @@ describe('what current clients send', () => {
     expect(sent).toMatchObject({ stop: ['END'], top_k: 40, temperature: 0.5, max_tokens: 50 });
   });
 
+  it('output_config: format (JSON schema) reaches the upstream as response_format, effort as reasoning_effort', async () => {
+    const from = tg.simulator.requests.length;
+    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city', 'days'], additionalProperties: false };
+    const message = await client.messages.create({ model: 'm', max_tokens: 100, output_config: { effort: 'high', format: { type: 'json_schema', schema } }, messages: [{ role: 'user', content: 'plan a trip' }] } as any);
+    const sent = upstreamSince(from)[0];
+    expect(sent.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } });
+    expect(sent.reasoning_effort).toBe('high');
+    const text = message.content.find((b) => b.type === 'text') as Anthropic.TextBlock;
+    expect(JSON.parse(text.text)).toEqual({ city: 'example', days: 1 });
+  });
+
   it('images (base64 and URL) and text documents reach the model; a PDF is a clear 400', async () => {
     const from = tg.simulator.requests.length;
     await client.messages.create({
