@@ -199,6 +199,23 @@ describe('client tools', () => {
     ]);
   });
 
+  it('parallel calls whose arguments arrive interleaved: one block after the other, each input whole', async () => {
+    for (const style of ['interleaved', 'whole', 'vllm']) {
+      const script = scripted({
+        rounds: [{ tool_calls: [{ id: 'p1', name: 'get_weather', arguments: { city: 'Oslo' } }, { id: 'p2', name: 'get_weather', arguments: { city: 'Reykjavik' } }, { id: 'p3', name: 'get_weather', arguments: {} }], tool_call_style: style, chunk_size: 3 }],
+      });
+      const params = { model: 'm', max_tokens: 200, tools: [WEATHER_TOOL], messages: [{ role: 'user' as const, content: script }] };
+      const blocking = await client.messages.create(params);
+      expect(blocking.content.map((b: any) => [b.id, b.input])).toEqual([
+        ['toolu_p1', { city: 'Oslo' }],
+        ['toolu_p2', { city: 'Reykjavik' }],
+        ['toolu_p3', {}],
+      ]);
+      const { final } = await streamChecked(params);
+      expect(final).toEqual(sameButId(blocking));
+    }
+  });
+
   it('parallel calls and tool_choice any / tool / none; disable_parallel_tool_use', async () => {
     const two = scripted({ rounds: [{ tool_calls: [{ id: 'a', name: 'get_weather', arguments: { city: 'Oslo' } }, { id: 'b', name: 'get_weather', arguments: { city: 'Rome' } }] }] });
     const from = tg.simulator.requests.length;

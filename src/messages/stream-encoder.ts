@@ -39,6 +39,11 @@ export class MessagesStreamEncoder {
   private open: OpenBlock | null = null;
   private ended = false;
   private sawRefusal = false;
+  /**
+   * Client calls in the order they started. Only the first streams live: parallel calls whose
+   * arguments arrive interleaved wait here (arguments buffered) until the ones before them stop.
+   */
+  private readonly calls: Array<{ outputIndex: number; callId: string; name: string; args: string; sent: number; done: boolean }> = [];
   /** `mcp_call` items by output index, until their arguments are complete. */
   private readonly mcpCalls = new Map<number, { id: string; name: string; server: string; announced: boolean }>();
 
@@ -84,7 +89,7 @@ export class MessagesStreamEncoder {
         this.thinkingDelta(`r:${event.output_index}`, event.delta);
         return;
       case 'response.function_call_arguments.delta':
-        if (this.open?.key === `fc:${event.output_index}` && event.delta) this.delta({ type: 'input_json_delta', partial_json: event.delta });
+        this.callDelta(event.output_index, event.delta);
         return;
       case 'response.mcp_call_arguments.done':
         this.announceMcpCall(event.output_index, event.arguments);
@@ -129,7 +134,8 @@ export class MessagesStreamEncoder {
         this.ensureOpen(`r:${outputIndex}`, () => ({ type: 'thinking', thinking: '', signature: '' }));
         return;
       case 'function_call':
-        this.ensureOpen(`fc:${outputIndex}`, () => ({ type: 'tool_use', id: toolUseIdOf(String(item.call_id)), name: String(item.name), input: {}, caller: { type: 'direct' } }));
+        this.calls.push({ outputIndex, callId: String(item.call_id), name: String(item.name), args: '', sent: 0, done: false });
+        if (this.calls.length === 1) this.drainCalls();
         return;
       case 'web_search_call': {
         // only searches have a Messages shape; page opens and finds stay the gateway's own steps
@@ -153,9 +159,17 @@ export class MessagesStreamEncoder {
       case 'reasoning':
         this.closeIf(`r:${outputIndex}`);
         return;
-      case 'function_call':
-        this.closeIf(`fc:${outputIndex}`);
+      case 'function_call': {
+        const call = this.calls.find((c) => c.outputIndex === outputIndex);
+        if (!call) return;
+        call.done = true;
+        if (this.calls[0] === call) {
+          this.closeIf(`fc:${outputIndex}`);
+          this.calls.shift();
+          this.drainCalls();
+        }
         return;
+      }
       case 'message':
         this.closeIf(`${outputIndex}:`, true);
         return;
@@ -188,6 +202,33 @@ export class MessagesStreamEncoder {
       }
       default:
         return;
+    }
+  }
+
+  private callDelta(outputIndex: number, delta: string): void {
+    if (!delta) return;
+    const call = this.calls.find((c) => c.outputIndex === outputIndex);
+    if (!call) return;
+    call.args += delta;
+    if (this.open?.key === `fc:${outputIndex}`) this.flushArgs(call);
+  }
+
+  /** Sends the arguments of the open call not sent yet. */
+  private flushArgs(call: { args: string; sent: number }): void {
+    if (call.sent === call.args.length) return;
+    this.delta({ type: 'input_json_delta', partial_json: call.args.slice(call.sent) });
+    call.sent = call.args.length;
+  }
+
+  /** Starts the waiting client calls in order: finished ones whole, the first unfinished one live. */
+  private drainCalls(): void {
+    while (this.calls.length > 0) {
+      const call = this.calls[0];
+      this.ensureOpen(`fc:${call.outputIndex}`, () => ({ type: 'tool_use', id: toolUseIdOf(call.callId), name: call.name, input: {}, caller: { type: 'direct' } }));
+      this.flushArgs(call);
+      if (!call.done) return;
+      this.closeOpen();
+      this.calls.shift();
     }
   }
 
@@ -229,6 +270,9 @@ export class MessagesStreamEncoder {
   }
 
   private complete(response: Json): void {
+    // calls cut off before their item finished still get their block
+    for (const call of this.calls) call.done = true;
+    this.drainCalls();
     this.closeOpen();
     const output: Json[] = Array.isArray(response.output) ? response.output : [];
     const usage = response.usage as Json | null;
