@@ -1,12 +1,18 @@
 // The Messages stream encoder and fold without a port: Responses events in, Messages events out,
 // checked against the stream invariants, with the cases a scripted upstream rarely produces.
+import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { MessageFold } from '../src/messages/fold.js';
 import { MessagesStreamEncoder } from '../src/messages/stream-encoder.js';
-import type { MessagesStreamEvent } from '../src/protocol/messages.js';
+import type { MessageObject, MessagesStreamEvent } from '../src/protocol/messages.js';
 import { checkMessagesStream } from './helpers/messages-stream.js';
 
 type Ev = [string, Record<string, unknown>];
+
+// Our wire types checked against the official SDK's (beta: it knows the MCP blocks): these only compile if they fit.
+const asSdkMessage = (message: MessageObject): Anthropic.Beta.BetaMessage => message;
+const asSdkDelta = (event: Extract<MessagesStreamEvent, { type: 'content_block_delta' }>): Anthropic.RawContentBlockDeltaEvent => event;
+const asSdkMessageDelta = (event: Extract<MessagesStreamEvent, { type: 'message_delta' }>): Anthropic.RawMessageDeltaEvent => event;
 
 function encode(events: Ev[], failureStatus?: number): { out: MessagesStreamEvent[]; message: ReturnType<MessageFold['push']> | any; fold: MessageFold } {
   const out: MessagesStreamEvent[] = [];
@@ -46,7 +52,14 @@ describe('MessagesStreamEncoder', () => {
       done('completed', [{ type: 'message' }, { type: 'function_call' }, { type: 'message' }]),
     ]);
     expect(checkMessagesStream(out as any)).toEqual([]);
-    expect(message.id).toBe('msg_abc');
+    expect(asSdkMessage(message).id).toBe('msg_abc');
+    expect(out.flatMap((e) => (e.type === 'content_block_delta' ? [asSdkDelta(e).delta.type] : e.type === 'message_delta' ? [asSdkMessageDelta(e).type] : []))).toEqual([
+      'text_delta',
+      'input_json_delta',
+      'input_json_delta',
+      'text_delta',
+      'message_delta',
+    ]);
     expect(message.content).toEqual([
       { type: 'text', text: 'Let me check.', citations: null },
       { type: 'tool_use', id: 'toolu_call_1', name: 'f', input: { a: 1 }, caller: { type: 'direct' } },
@@ -106,7 +119,7 @@ describe('MessagesStreamEncoder', () => {
     expect(checkMessagesStream(out as any)).toEqual([]);
     expect(message.content).toEqual([
       { type: 'mcp_tool_use', id: 'mcptoolu_9', name: 'echo', server_name: 's', input: { m: 'x' } },
-      { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_9', is_error: true, content: [{ type: 'text', text: 'boom' }] },
+      { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_9', is_error: true, content: [{ type: 'text', text: 'boom', citations: null }] },
     ]);
   });
 });

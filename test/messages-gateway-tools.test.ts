@@ -61,7 +61,7 @@ describe('MCP connector', () => {
     expect(blocking.stop_reason).toBe('end_turn');
     expect(blocking.content).toEqual([
       { type: 'mcp_tool_use', id: expect.stringMatching(/^mcptoolu_/), name: 'echo', server_name: 'ev', input: { message: 'hi' } },
-      { type: 'mcp_tool_result', tool_use_id: blocking.content[0].id, is_error: false, content: [{ type: 'text', text: 'Echo: hi' }] },
+      { type: 'mcp_tool_result', tool_use_id: blocking.content[0].id, is_error: false, content: [{ type: 'text', text: 'Echo: hi', citations: null }] },
       { type: 'text', text: 'The server said hi back.', citations: null },
     ]);
     // the toolset's selection reached the model: only echo, under its MCP model name
@@ -199,7 +199,7 @@ describe('one tool framework, two surfaces', () => {
     const mcpResult = viaMessages.content.find((b: any) => b.type === 'mcp_tool_result');
     const searchResult = viaMessages.content.find((b: any) => b.type === 'web_search_tool_result');
     expect(mcpCall.output).toBe('Echo: both');
-    expect(mcpResult.content).toEqual([{ type: 'text', text: mcpCall.output }]);
+    expect(mcpResult.content).toEqual([{ type: 'text', text: mcpCall.output, citations: null }]);
     expect(searchResult.content.map((r: any) => r.url)).toEqual(search.action.sources.map((s: any) => s.url));
     expect(searchResult.content.map((r: any) => r.title)).toEqual(search.results.map((r: any) => r.title));
     // both answers cite the same first source, each in its own surface's shape

@@ -121,8 +121,23 @@ export class MessagesStreamEncoder {
       stop_sequence: null,
       stop_details: null,
       container: null,
+      diagnostics: null,
+      context_management: null,
       // the upstream reports usage at the end of a round: the counts come with message_delta
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, server_tool_use: null, service_tier: 'standard' },
+      usage: {
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation: null,
+        server_tool_use: null,
+        output_tokens_details: null,
+        service_tier: 'standard',
+        inference_geo: null,
+        speed: null,
+        fallback_credit: null,
+        iterations: null,
+      },
     };
     this.sink({ type: 'message_start', message });
     this.sink({ type: 'ping' });
@@ -186,7 +201,7 @@ export class MessagesStreamEncoder {
                 encrypted_content: opaque(String(r.url)),
                 page_age: typeof r.published_at === 'string' ? r.published_at : null,
               }))
-            : { type: 'web_search_tool_result_error' as const, error_code: 'unavailable' };
+            : { type: 'web_search_tool_result_error' as const, error_code: 'unavailable' as const };
         this.whole({ type: 'web_search_tool_result', tool_use_id: blockIdOf('srvtoolu', String(item.id)), caller: { type: 'direct' }, content });
         return;
       }
@@ -197,7 +212,7 @@ export class MessagesStreamEncoder {
         if (!call) return;
         const failed = item.status !== 'completed';
         const text = failed ? String(item.error ?? 'the tool call failed') : String(item.output ?? '');
-        this.whole({ type: 'mcp_tool_result', tool_use_id: call.id, is_error: failed, content: [{ type: 'text', text }] });
+        this.whole({ type: 'mcp_tool_result', tool_use_id: call.id, is_error: failed, content: [{ type: 'text', text, citations: null }] });
         return;
       }
       default:
@@ -280,13 +295,15 @@ export class MessagesStreamEncoder {
     const searches = output.filter((item) => item.type === 'web_search_call' && item.action?.type === 'search').length;
     this.sink({
       type: 'message_delta',
-      delta: { stop_reason: stopReasonOf(response, output, this.sawRefusal), stop_sequence: null, stop_details: null },
+      delta: { stop_reason: stopReasonOf(response, output, this.sawRefusal), stop_sequence: null, stop_details: null, container: null },
       usage: {
         // Anthropic's input_tokens excludes cache reads (reference §8)
         input_tokens: Math.max(0, Number(usage?.input_tokens ?? 0) - cached),
         output_tokens: Number(usage?.output_tokens ?? 0),
+        cache_creation_input_tokens: null,
         cache_read_input_tokens: cached,
-        ...(searches > 0 ? { server_tool_use: { web_search_requests: searches, web_fetch_requests: 0 } } : {}),
+        server_tool_use: searches > 0 ? { web_search_requests: searches, web_fetch_requests: 0 } : null,
+        output_tokens_details: null,
       },
     });
     this.sink({ type: 'message_stop' });

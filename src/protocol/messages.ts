@@ -19,16 +19,17 @@ export interface WebSearchResultLocation {
 export interface TextBlock { type: 'text'; text: string; citations: WebSearchResultLocation[] | null }
 export interface ThinkingBlock { type: 'thinking'; thinking: string; signature: string }
 export interface ToolUseBlock { type: 'tool_use'; id: string; name: string; input: unknown; caller?: { type: 'direct' } }
-export interface ServerToolUseBlock { type: 'server_tool_use'; id: string; name: string; input: unknown; caller?: { type: 'direct' } }
+export interface ServerToolUseBlock { type: 'server_tool_use'; id: string; name: 'web_search'; input: JsonObject; caller?: { type: 'direct' } }
 export interface WebSearchResult { type: 'web_search_result'; url: string; title: string; encrypted_content: string; page_age: string | null }
+export type WebSearchErrorCode = 'invalid_tool_input' | 'unavailable' | 'max_uses_exceeded' | 'too_many_requests' | 'query_too_long' | 'request_too_large';
 export interface WebSearchToolResultBlock {
   type: 'web_search_tool_result';
   tool_use_id: string;
   caller?: { type: 'direct' };
-  content: WebSearchResult[] | { type: 'web_search_tool_result_error'; error_code: string };
+  content: WebSearchResult[] | { type: 'web_search_tool_result_error'; error_code: WebSearchErrorCode };
 }
-export interface McpToolUseBlock { type: 'mcp_tool_use'; id: string; name: string; server_name: string; input: unknown }
-export interface McpToolResultBlock { type: 'mcp_tool_result'; tool_use_id: string; is_error: boolean; content: Array<{ type: 'text'; text: string }> }
+export interface McpToolUseBlock { type: 'mcp_tool_use'; id: string; name: string; server_name: string; input: JsonObject }
+export interface McpToolResultBlock { type: 'mcp_tool_result'; tool_use_id: string; is_error: boolean; content: TextBlock[] }
 
 export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ServerToolUseBlock | WebSearchToolResultBlock | McpToolUseBlock | McpToolResultBlock;
 
@@ -37,13 +38,20 @@ export const INPUT_JSON_BLOCKS: ReadonlySet<string> = new Set(['tool_use', 'serv
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
+/** `usage` with every field the API sends; what an open-model upstream cannot know is null. */
 export interface MessagesUsage {
   input_tokens: number;
   output_tokens: number;
   cache_creation_input_tokens: number | null;
   cache_read_input_tokens: number | null;
+  cache_creation: null;
   server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null;
+  output_tokens_details: null;
   service_tier: 'standard' | null;
+  inference_geo: null;
+  speed: null;
+  fallback_credit: null;
+  iterations: null;
 }
 
 /** The `message` object (`type: "message"`), as `POST /v1/messages` returns it. */
@@ -55,8 +63,12 @@ export interface MessageObject {
   content: ContentBlock[];
   stop_reason: StopReason | null;
   stop_sequence: string | null;
-  stop_details: JsonObject | null;
+  stop_details: null;
   container: null;
+  /** Cache diagnostics (`diagnostics` request field): the gateway has none to give. */
+  diagnostics: null;
+  /** Beta context management: not applied by the gateway. */
+  context_management: null;
   usage: MessagesUsage;
 }
 
@@ -69,12 +81,14 @@ export type ContentDelta =
   | { type: 'signature_delta'; signature: string }
   | { type: 'citations_delta'; citation: WebSearchResultLocation };
 
+/** Cumulative totals; null = unchanged (the SDK overwrites only what is non-null). */
 export interface MessageDeltaUsage {
   output_tokens: number;
-  input_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
-  server_tool_use?: MessagesUsage['server_tool_use'];
+  input_tokens: number | null;
+  cache_creation_input_tokens: number | null;
+  cache_read_input_tokens: number | null;
+  server_tool_use: MessagesUsage['server_tool_use'];
+  output_tokens_details: null;
 }
 
 export type MessagesStreamEvent =
@@ -82,7 +96,7 @@ export type MessagesStreamEvent =
   | { type: 'content_block_start'; index: number; content_block: ContentBlock }
   | { type: 'content_block_delta'; index: number; delta: ContentDelta }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta: { stop_reason: StopReason | null; stop_sequence: string | null; stop_details: JsonObject | null }; usage: MessageDeltaUsage }
+  | { type: 'message_delta'; delta: { stop_reason: StopReason | null; stop_sequence: string | null; stop_details: null; container: null }; usage: MessageDeltaUsage }
   | { type: 'message_stop' }
   | { type: 'ping' }
   | { type: 'error'; error: { type: MessagesErrorType; message: string } };
