@@ -73,6 +73,25 @@ describe('MCP connector', () => {
     expect(final).toEqual({ ...blocking, id: expect.stringMatching(/^msg_/), content: blocking.content.map((b: any) => (b.id || b.tool_use_id ? { ...b, ...(b.id ? { id: expect.stringMatching(/^mcptoolu_/) } : { tool_use_id: expect.stringMatching(/^mcptoolu_/) }) } : b)) });
   });
 
+  it('a round with a client call and an MCP call: the MCP call runs, the message stops for the client (tool_use)', async () => {
+    const weather = { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } };
+    const mixed = scripted({ rounds: [{ tool_calls: [{ id: 'w1', name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'mcp__ev__echo', arguments: { message: 'mixed' } }] }, { text: 'Both done.' }] });
+    const params = { model: 'm', max_tokens: 200, betas: [MCP_BETA], mcp_servers: mcpServers(), tools: [echoToolset, weather], messages: [{ role: 'user', content: mixed }] };
+    const { final } = await betaStream(params);
+    expect(final.stop_reason).toBe('tool_use');
+    expect(final.content.map((b: any) => b.type)).toEqual(['tool_use', 'mcp_tool_use', 'mcp_tool_result']);
+    expect(final.content[2].content[0].text).toBe('Echo: mixed');
+    const from = tg.simulator.requests.length;
+    const answer: any = await client.beta.messages.create({
+      ...params,
+      messages: [...params.messages, { role: 'assistant', content: final.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_w1', content: 'cold' }] }],
+    } as any);
+    expect(answer.content).toEqual([{ type: 'text', text: 'Both done.', citations: null }]);
+    // the model saw both results, each paired with its own call
+    const tools = upstreamSince(from)[0].messages.filter((m: any) => m.role === 'tool');
+    expect(tools.map((m: any) => m.content).sort()).toEqual(['Echo: mixed', 'cold']);
+  });
+
   it('the older tool_configuration.allowed_tools and authorization_token are accepted', async () => {
     const from = tg.simulator.requests.length;
     const message: any = await client.beta.messages.create({
