@@ -13,7 +13,7 @@ export class SseWriter {
   private lastWrite = 0;
   private keepalive: NodeJS.Timeout | undefined;
 
-  /** `keepalive`: what a quiet stream sends (an SSE comment; the Messages surface sends `ping` events). */
+  /** `keepaliveText`: what a quiet stream sends (an SSE comment; the Messages surface sends `ping` events). */
   constructor(
     private readonly res: ServerResponse,
     private readonly keepaliveText = ': keepalive\n\n',
