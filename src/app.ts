@@ -13,6 +13,7 @@ import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
+import { messagesRoutes } from './http/messages-routes.js';
 import type { ResponseStore } from './store/store.js';
 import type { DeclareContext, RequestContext } from './tools/handler.js';
 import type { GatewayExecution } from './tools/types.js';
@@ -86,6 +87,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const background = new BackgroundRunner(engine, store, log, config.background);
   background.start();
   await ownership.start();
+  // the upstream's model list, as it lists them (the simulator's, in the quick start)
+  const listModels = () => upstream.listModels(AbortSignal.timeout(config.upstream.connectTimeoutMs + 5_000));
   const server = createHttpServer({
     engine,
     store,
@@ -96,9 +99,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     routes: [
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...compactRoutes({ engine, upstream, upstreamBaseUrl: upstreamUrl, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
+      // the Anthropic Messages surface over the same engine (and GET /v1/models in its shape when asked)
+      ...messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: upstreamUrl, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
     ],
-    // the models the upstream serves, as it lists them (the simulator's, in the quick start)
-    listModels: () => upstream.listModels(AbortSignal.timeout(config.upstream.connectTimeoutMs + 5_000)),
+    listModels,
   });
   const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });
   await new Promise<void>((resolve, reject) => {

@@ -13,7 +13,11 @@ export class SseWriter {
   private lastWrite = 0;
   private keepalive: NodeJS.Timeout | undefined;
 
-  constructor(private readonly res: ServerResponse) {}
+  /** `keepaliveText`: what a quiet stream sends (an SSE comment; the Messages surface sends `ping` events). */
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly keepaliveText = ': keepalive\n\n',
+  ) {}
 
   get headersSent(): boolean {
     return this.opened;
@@ -69,7 +73,7 @@ export class SseWriter {
     });
     // checked three times per period, so no silence lasts much longer than KEEPALIVE_MS
     this.keepalive = setInterval(() => {
-      if (Date.now() - this.lastWrite >= KEEPALIVE_MS && !this.res.destroyed) this.res.write(': keepalive\n\n');
+      if (Date.now() - this.lastWrite >= KEEPALIVE_MS && !this.res.destroyed) this.res.write(this.keepaliveText);
     }, KEEPALIVE_MS / 3);
     this.keepalive.unref();
   }

@@ -23,6 +23,8 @@ export interface ChatRequest {
   max_tokens?: number;
   temperature?: number;
   top_p?: number;
+  stop?: string[];
+  top_k?: number;
   response_format?: { type: 'json_object' } | { type: 'json_schema'; json_schema: Record<string, unknown> };
   reasoning_effort?: string;
 }
@@ -77,6 +79,9 @@ export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningR
   if (req.maxOutputTokens !== undefined) body.max_tokens = req.maxOutputTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.stop !== undefined && req.stop.length > 0) body.stop = req.stop;
+  // not in OpenAI's schema; vLLM, SGLang and llama.cpp server take it as an extra sampling parameter
+  if (req.topK !== undefined) body.top_k = req.topK;
   if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
   if (req.responseFormat !== undefined) {
     if (req.responseFormat.type === 'json_object') {

@@ -38,6 +38,10 @@ export interface ModelRequest {
   topP?: number;
   responseFormat?: ModelResponseFormat;
   reasoningEffort?: string;
+  /** Stop strings (Messages `stop_sequences`). */
+  stop?: string[];
+  /** Top-k sampling (Messages `top_k`), for servers that take it (vLLM, SGLang, llama.cpp). */
+  topK?: number;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';

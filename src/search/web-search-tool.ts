@@ -31,6 +31,8 @@ interface Options {
   /** false: answer only from what the gateway cached from earlier searches and pages. */
   externalAccess: boolean;
   includeSources: boolean;
+  /** `include: ["web_search_call.results"]`: the search's results (URL, title, date) on the call item. */
+  includeResults: boolean;
 }
 
 interface CallState {
@@ -60,6 +62,7 @@ function optionsOf(decl: JsonObject, include: readonly string[]): Options {
     userLocation: location ? { ...text('country'), ...text('city'), ...text('region'), ...text('timezone') } : undefined,
     externalAccess: decl.external_web_access !== false,
     includeSources: include.includes('web_search_call.action.sources'),
+    includeResults: include.includes('web_search_call.results'),
   };
 }
 
@@ -91,8 +94,9 @@ function webSearchExecution(services: WebSearchServices, options: Options): Gate
       const action = actionOf(inv.entry.identity.name, inv.args);
       const sources = (outcome.detail as { sources?: string[] } | undefined)?.sources;
       if (action.type === 'search' && options.includeSources && sources) action.sources = sources.map((url) => ({ type: 'url', url }));
+      const results = (outcome.detail as { results?: JsonObject[] } | undefined)?.results;
       if (!outcome.isError) emit.event('response.web_search_call.completed', index);
-      emit.done(index, { type: 'web_search_call', id, status: outcome.isError ? 'failed' : 'completed', action });
+      emit.done(index, { type: 'web_search_call', id, status: outcome.isError ? 'failed' : 'completed', action, ...(options.includeResults && results ? { results } : {}) });
     },
   };
 }
@@ -136,7 +140,11 @@ async function search(services: WebSearchServices, options: Options, inv: Gatewa
           ...results.map((r, i) => `[${numbers[i]}] ${r.title}\nURL: ${r.url}${r.publishedAt ? `\nPublished: ${r.publishedAt}` : ''}\n${clip(r.snippet, options.context.snippetChars)}`),
           'Cite the sources you use as [n].',
         ].join('\n\n');
-  return { output: body, isError: false, detail: { sources: results.map((r) => r.url) } };
+  return {
+    output: body,
+    isError: false,
+    detail: { sources: results.map((r) => r.url), results: results.map((r) => ({ url: r.url, title: r.title, published_at: r.publishedAt ?? null })) },
+  };
 }
 
 async function openPage(services: WebSearchServices, options: Options, inv: GatewayInvocation): Promise<ToolOutcome> {
