@@ -2,6 +2,8 @@ import OpenAI from 'openai';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WEB_SEARCH_SETTINGS } from '../src/search/setup.js';
+import { toModelItems } from '../src/engine/conversation.js';
+import { ToolRegistry } from '../src/tools/registry.js';
 import { startFakeSearchApis, type FakeSearchApis } from './helpers/fake-search-apis.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 
@@ -113,5 +115,23 @@ describe('gateway-executed calls are replayed to the model in later turns', () =
     await client.responses.delete(response.id);
     await client.responses.create({ model: 'm', store: false, input: [{ role: 'user', content: searchThenAnswer }, ...response.output, { role: 'user', content: followUp }], tools } as any);
     expect(lastSeenCall().result.content).toMatch(/no longer available/);
+  });
+});
+
+describe('replayed gateway calls keep their rounds', () => {
+  const call = (id: string) => ({ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query: id } });
+  const record = (id: string, round: string) => ({ itemId: id, callId: `call_${id}`, name: 'web_search', arguments: `{"query":"${id}"}`, output: `results ${id}`, round });
+  const shape = (items: Array<{ type: string; callId?: string }>) => items.map((i) => `${i.type === 'function_call' ? 'call' : 'out'}:${i.callId}`);
+
+  it('calls of one round replay as one assistant turn, then their results', () => {
+    const records = new Map([record('a', 'r1'), record('b', 'r1')].map((r) => [r.itemId, r]));
+    expect(shape(toModelItems([call('a'), call('b')], new ToolRegistry(), records) as any)).toEqual(['call:call_a', 'call:call_b', 'out:call_a', 'out:call_b']);
+  });
+
+  it('calls of successive rounds each come with their own result (a round the model did not make is never invented)', () => {
+    const records = new Map([record('a', 'r1'), record('b', 'r2')].map((r) => [r.itemId, r]));
+    expect(shape(toModelItems([call('a'), call('b')], new ToolRegistry(), records) as any)).toEqual(['call:call_a', 'out:call_a', 'call:call_b', 'out:call_b']);
+    // without records (history echoed from a turn that was not stored) nothing says they were one round
+    expect(shape(toModelItems([call('a'), call('b')], new ToolRegistry()) as any)).toEqual(['call:a', 'out:a', 'call:b', 'out:b']);
   });
 });

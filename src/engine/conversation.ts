@@ -21,9 +21,11 @@ import { ToolDeclarationError } from '../tools/types.js';
  */
 export function toModelItems(items: readonly JsonObject[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map()): ModelItem[] {
   const out: ModelItem[] = [];
-  // Outputs of consecutive gateway calls follow all of those calls, as the model saw a round of
-  // parallel calls: the calls, then their results.
+  // Outputs of consecutive gateway calls of one round follow all of that round's calls, as the
+  // model saw parallel calls: the calls, then their results. Calls of different rounds (or whose
+  // round is not known) each come with their own result.
   const pendingOutputs: ModelItem[] = [];
+  let pendingRound: string | undefined;
   const flushOutputs = () => {
     out.push(...pendingOutputs);
     pendingOutputs.length = 0;
@@ -35,6 +37,9 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
   for (const item of items) {
     const gatewayCall = handlerForCallItem(String(item.type));
     if (gatewayCall) {
+      const round = records.get(item.id as string)?.round;
+      if (round === undefined || round !== pendingRound) flushOutputs();
+      pendingRound = round;
       replayGatewayCall(item, gatewayCall, records.get(item.id as string), answeredApprovals, out, pendingOutputs);
       continue;
     }

@@ -298,11 +298,13 @@ export class Engine {
     const runCalls = async (calls: PendingGatewayCall[]) => {
       const outcomes = await scheduler.run(calls, emitter, signal);
       gatewayCallsMade += calls.length;
+      // the calls of one round were one assistant turn for the model: replayed together later
+      const round = calls[0]?.call.callId;
       calls.forEach((pending, i) => {
         const { callId, modelName, arguments: args } = pending.call;
         conversation.push({ type: 'function_call_output', callId, output: outcomes[i].output });
         const itemId = outcomes[i].itemId;
-        if (itemId) turn.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output });
+        if (itemId) turn.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output, round });
       });
     };
     /** Once the response has started: the discovered lists, then the calls the client approved. */

@@ -24,6 +24,8 @@ export interface GatewayCallRecord {
   name: string;
   arguments: string;
   output: string;
+  /** Calls the model made in one round share this (the round's first call id): replayed as one assistant turn. */
+  round?: string;
 }
 
 export interface ListOptions {
