@@ -86,6 +86,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     store,
     background,
     maxBodyBytes: config.limits.maxBodyBytes,
+    connectionLimits: config.limits,
     log,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
     routes: [

@@ -1,4 +1,4 @@
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { GatewayError, invalidRequest, isStoreUnavailable, notFound } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
@@ -376,9 +376,14 @@ export class Engine {
 
   private async finish(acc: ResponseAccumulator, turn: PreparedTurn, state: TerminalState): Promise<ResponseObject> {
     let response = acc.settle(state, Math.floor(Date.now() / 1000));
-    if (turn.request.store && !(await this.saveQuietly(response, turn))) {
-      // stored was asked for and could not be done: the client must not take it as stored
-      turn.failure = new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
+    const saveFailure = turn.request.store ? await this.saveQuietly(response, turn) : undefined;
+    if (saveFailure !== undefined) {
+      // stored was asked for and could not be done: the client must not take it as stored. Only a
+      // database that cannot be reached is worth retrying; anything else (a value that cannot be
+      // serialized, a bug) would fail the same way again
+      turn.failure = isStoreUnavailable(saveFailure)
+        ? new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true)
+        : new GatewayError(500, 'server_error', 'server_error', 'The response was generated but could not be stored.', null, false);
       response = acc.settle({ status: 'failed', error: { code: 'server_error', message: turn.failure.message } }, Math.floor(Date.now() / 1000));
     }
     if (turn.request.conversationId !== null && state.status !== 'failed' && state.status !== 'cancelled') {
@@ -396,14 +401,14 @@ export class Engine {
     return response;
   }
 
-  /** Saves the response; a failure is logged and reported as false (never thrown mid-stream). */
-  private async saveQuietly(response: ResponseObject, turn: PreparedTurn): Promise<boolean> {
+  /** Saves the response; a failure is logged and returned (never thrown mid-stream). */
+  private async saveQuietly(response: ResponseObject, turn: PreparedTurn): Promise<unknown> {
     try {
       await this.store.save({ response, inputItems: turn.inputItems });
-      return true;
+      return undefined;
     } catch (err) {
       this.log.error({ err, responseId: response.id }, 'storing the response failed');
-      return false;
+      return err ?? new Error('storing the response failed');
     }
   }
 }

@@ -4,6 +4,7 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { GatewayError, invalidRequest, toGatewayError } from '../errors.js';
 import { GatewayShutdown, type Engine, type Logger } from '../engine/turn.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
+import { parseClientJson } from './json.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -195,9 +196,9 @@ class Connection {
   private async handle(text: string): Promise<void> {
     let message: unknown;
     try {
-      message = JSON.parse(text);
+      message = parseClientJson(text, 'message');
     } catch (err) {
-      this.sendError(invalidRequest(`The message is not valid JSON: ${(err as Error).message}`, null, 'invalid_json'), 0);
+      this.sendError(err, 0);
       return;
     }
     if (message === null || typeof message !== 'object' || Array.isArray(message)) {
