@@ -23,7 +23,8 @@ import { parseClientJson } from './json.js';
  * - Each connection keeps its own settled `completed`/`incomplete` responses (`store: false` ones
  *   included, at most CACHE_ENTRIES, least recently used dropped first) so a later
  *   `previous_response_id` on the same socket continues from them; other connections and the HTTP
- *   API see only stored responses. The cache is dropped on close.
+ *   API see only stored responses. A continuation that fails (an error before its first event, or
+ *   `response.failed`) evicts the response it continued. The cache is dropped on close.
  * - Closing the socket aborts the running response (stored as failed, `client_disconnected`) and
  *   drops the queued messages.
  * - A frame larger than `maxMessageBytes` closes the connection (1009, by `ws`).
@@ -210,7 +211,9 @@ class Connection {
       this.sendError(invalidRequest(`Invalid 'type': ${JSON.stringify(type) ?? 'undefined'}. Supported values are: 'response.create'.`, 'type', 'invalid_value'), 0);
       return;
     }
+    const continued = typeof params.previous_response_id === 'string' ? params.previous_response_id : undefined;
     if (params.background === true) {
+      this.forget(continued);
       this.sendError(invalidRequest('Background responses are not supported in WebSocket mode.', 'background', 'unsupported_parameter'), 0);
       return;
     }
@@ -231,9 +234,11 @@ class Connection {
       await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
         onSettled: (record) => {
           if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record, parentChain);
+          else this.forget(continued);
         },
       });
     } catch (err) {
+      this.forget(continued);
       if (!(err instanceof GatewayError) || sent > 0) this.deps.log.error({ err }, 'websocket turn failed');
       // before the first event this is the request's answer; after it (an engine bug) it still ends the stream
       this.sendError(err, sent);
@@ -259,6 +264,15 @@ class Connection {
     if (this.closed) return;
     this.touch(record.response.id, [...(parentChain ?? []), record]);
     while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /**
+   * A continuation failed (4xx or 5xx, before or after its first event): the response it continued
+   * leaves the cache, so stale state is not reused — continuing from it again is answered from the
+   * store alone (`previous_response_not_found` for a `store: false` one).
+   */
+  private forget(id: string | undefined): void {
+    if (id !== undefined) this.cache.delete(id);
   }
 
   /** Marks an entry most recently used (a Map iterates in insertion order). */
