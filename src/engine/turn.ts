@@ -1,4 +1,4 @@
-import { GatewayError, invalidRequest, isStoreUnavailable, notFound } from '../errors.js';
+import { GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
@@ -276,7 +276,7 @@ export class Engine {
       try {
         for await (const batch of batches) {
           for (const event of batch) {
-            if (event.kind === 'error') throw new GatewayError(502, 'upstream_error', event.code ?? 'upstream_error', `The upstream failed mid-stream: ${event.message}`);
+            if (event.kind === 'error') throw upstreamStreamError(event, 'The upstream failed mid-stream');
             translator.push(event);
           }
           // backpressure: a slow client slows the upstream read instead of growing a buffer
