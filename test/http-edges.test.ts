@@ -1,9 +1,15 @@
 // The edges of the HTTP surface (issue 9, defects 14, 15, 17): JSON nested too deep, requests
 // that arrive too slowly or never finish, and errors Node raises before a request reaches the
 // routes — each answered with the OpenAI error shape, never a 5xx, a hang or an empty body.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { startGateway } from '../src/app.js';
+import { loadConfig } from '../src/config/config.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 
 type Json = Record<string, any>;
@@ -233,5 +239,55 @@ describe('errors before the routes (defect 17)', () => {
     expect(status).toBe(417);
     expect(expectErrorShape(body).code).toBe('expectation_failed');
     expect(JSON.stringify(body)).not.toContain('secret-token-123');
+  });
+});
+
+describe('smaller defects (19)', () => {
+  async function post(body: unknown): Promise<{ status: number; body: Json }> {
+    const res = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Json };
+  }
+
+  it('a value too large is reported as above the maximum, not below the minimum', async () => {
+    const { status, body } = await post({ model: 'm', input: 'hi', top_logprobs: 50 });
+    expect(status).toBe(400);
+    const error = expectErrorShape(body);
+    expect(error.param).toBe('top_logprobs');
+    expect(error.code).toBe('integer_above_max_value');
+    expect(error.message).not.toContain('below');
+    expect(error.message).toContain('<= 20');
+  });
+
+  it('a request with no usable input is a 400 naming input, and never reaches the model', async () => {
+    const before = tg.simulator.requests.length;
+    for (const body of [{ model: 'm' }, { model: 'm', input: [] }, { model: 'm', input: '' }, { model: 'm', input: null, instructions: 'be brief' }]) {
+      const { status, body: answer } = await post(body);
+      expect(status).toBe(400);
+      const error = expectErrorShape(answer);
+      expect(error.param).toBe('input');
+      expect(error.code).toBe('missing_required_parameter');
+    }
+    expect(tg.simulator.requests.length).toBe(before);
+  });
+
+  it('10,000 unknown tool types in one request write one summarized warning line', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-edge-'));
+    const gateway = await startGateway({ config: loadConfig({ env: {}, overrides: { port: 0, host: '127.0.0.1', dataDir, upstream: { url: tg.simulator.url } } }), logger });
+    try {
+      const tools = Array.from({ length: 10_000 }, (_, i) => ({ type: `vendor_tool_${i}` }));
+      const res = await fetch(`${gateway.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: scripted({ rounds: [{ text: 'ok' }] }), tools }) });
+      expect(res.status).toBe(200);
+      const response = (await res.json()) as Json;
+      expect(response.tools).toHaveLength(10_000);
+      const warnings = lines.filter((line) => line.includes('not supported'));
+      console.log(`unknown tool types: 10000 declared, ${warnings.length} warning line(s)`);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('and 9995 more');
+    } finally {
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
