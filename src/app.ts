@@ -7,6 +7,7 @@ import { createHttpServer } from './http/server.js';
 import { attachResponsesWebSocket } from './http/websocket.js';
 import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
+import { createImageUrlHandler } from './net/image-inline.js';
 import { setUpWebSearch } from './search/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
@@ -78,7 +79,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     mcp,
   };
-  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations }, log);
+  const images = createImageUrlHandler({ mode: config.limits.imageUrls, maxBytes: config.limits.maxImageBytes, outbound: config.limits.imageOutbound });
+  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations, images }, log);
   const background = new BackgroundRunner(engine, store, log, config.background);
   await background.start();
   const server = createHttpServer({

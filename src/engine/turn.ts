@@ -1,4 +1,5 @@
 import { GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
+import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
@@ -28,6 +29,8 @@ export interface EngineOptions {
   maxMcpServersPerRequest: number;
   /** Conversations (`conversation` on create); absent = not available. */
   conversations?: ConversationStore;
+  /** What becomes of image URLs in the context before the model sees them (limits.imageUrls); absent = forwarded. */
+  images?: ImageUrlHandler;
 }
 
 export interface Logger {
@@ -206,6 +209,8 @@ export class Engine {
         turn.autoCompaction = auto;
       }
     }
+    // the model server is never handed a URL to fetch unless the operator chose so
+    if (!dryRun) await this.options.images?.prepare(turn.conversation, signal);
     // approvals are used up last, once nothing else in preparing the turn can fail or be aborted
     if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store);
     return turn;
