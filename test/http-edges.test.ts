@@ -291,3 +291,12 @@ describe('smaller defects (19)', () => {
     }
   });
 });
+
+describe('a request without Host (found by the reliability suite)', () => {
+  it('is served like any other (no route depends on Host), not refused with an empty 400', async () => {
+    const result = await rawExchange('127.0.0.1', tg.gateway.port, (socket) => socket.write('GET /v1/nope HTTP/1.1\r\nConnection: close\r\n\r\n'));
+    const { status, body } = parseRawResponse(result.text);
+    expect(status).toBe(404);
+    expect(expectErrorShape(body).code).toBe('unknown_url');
+  });
+});

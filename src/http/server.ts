@@ -38,7 +38,14 @@ export function createHttpServer(deps: HttpDeps): Server {
   const limits = deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
   // receiving a request is timed (headers, then headers + body); sending the response is not
   const server = createServer(
-    { keepAliveTimeout: 65_000, headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: connectionsCheckingInterval(limits) },
+    {
+      keepAliveTimeout: 65_000,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingInterval(limits),
+      // no route depends on Host; Node's own refusal of a request without one has an empty body
+      requireHostHeader: false,
+    },
     (req, res) => {
       route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
     },
