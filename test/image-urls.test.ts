@@ -184,3 +184,34 @@ describe('limits.imageUrls: forward and reject', () => {
     }
   });
 });
+
+describe('limits.imageUrls applies to compaction and token counts too', () => {
+  let tg: TestGateway;
+  beforeAll(async () => {
+    tg = await startTestGateway({ simulator, config: { limits: { imageOutbound: LOOPBACK_ALLOWED } } });
+  });
+  afterAll(() => tg.close());
+
+  it('POST /v1/responses/compact sends the summarizing model a data URL, never the URL', async () => {
+    imageHits.length = 0;
+    const input = [...imageInput(`${imageBase}/cat.png`), { role: 'assistant', content: 'a cat' }, { role: 'user', content: 'thanks' }];
+    const res = await fetch(`${tg.baseURL}/responses/compact`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input }) });
+    expect(res.status).toBe(200);
+    expect(imageHits).toEqual(['/cat.png']);
+    expect(JSON.stringify(simulator.requests.at(-1)!.body)).not.toContain(imageBase);
+  });
+
+  it('a private image URL in a compaction request is refused before the model is asked', async () => {
+    const base = await startTestGateway({ simulator });
+    try {
+      const before = simulator.requests.length;
+      const input = [...imageInput('https://169.254.169.254/latest/meta-data/'), { role: 'assistant', content: 'x' }, { role: 'user', content: 'y' }];
+      const res = await fetch(`${base.baseURL}/responses/compact`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input }) });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as Json).error.code).toBe('image_url_not_allowed');
+      expect(simulator.requests.length).toBe(before);
+    } finally {
+      await base.close();
+    }
+  });
+});

@@ -201,6 +201,9 @@ export class Engine {
       preludeItems,
       approvedCalls: [],
     };
+    // the model server is never handed a URL to fetch unless the operator chose so — not for a
+    // turn, a compaction or a token count (whose request the upstream may also resolve)
+    await this.options.images?.prepare(turn.conversation, signal);
     const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
     if (contextManagement) {
       const auto = await maybeCompact(this.upstream, turn, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: this.log });
@@ -209,8 +212,6 @@ export class Engine {
         turn.autoCompaction = auto;
       }
     }
-    // the model server is never handed a URL to fetch unless the operator chose so
-    if (!dryRun) await this.options.images?.prepare(turn.conversation, signal);
     // approvals are used up last, once nothing else in preparing the turn can fail or be aborted
     if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store);
     return turn;
