@@ -300,3 +300,32 @@ describe('a request without Host (found by the reliability suite)', () => {
     expect(expectErrorShape(body).code).toBe('unknown_url');
   });
 });
+
+describe('CONNECT and refused WebSocket handshakes (errors before the routes, 17)', () => {
+  async function raw(request: string): Promise<{ status: number; headers: string; body: Json }> {
+    const result = await rawExchange('127.0.0.1', tg.gateway.port, (socket) => socket.write(request));
+    return parseRawResponse(result.text);
+  }
+
+  it('CONNECT is a 405 in the OpenAI shape (Node alone would drop the socket)', async () => {
+    const { status, body } = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(status).toBe(405);
+    expect(expectErrorShape(body).code).toBe('method_not_allowed');
+  });
+
+  it('an upgrade on another path is a 404 in the OpenAI shape', async () => {
+    const { status, body } = await raw('GET /v1/elsewhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    expect(status).toBe(404);
+    expect(expectErrorShape(body).code).toBe('unknown_url');
+  });
+
+  it('a WebSocket handshake without a key, or with a wrong version, is a 400 in the OpenAI shape', async () => {
+    const noKey = await raw('GET /v1/responses HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    expect(noKey.status).toBe(400);
+    expect(expectErrorShape(noKey.body).code).toBe('invalid_websocket_handshake');
+    const badVersion = await raw('GET /v1/responses HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 99\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    expect(badVersion.status).toBe(400);
+    expect(badVersion.headers).toContain('Sec-WebSocket-Version: 13, 8');
+    expectErrorShape(badVersion.body);
+  });
+});

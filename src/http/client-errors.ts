@@ -53,12 +53,22 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     socket.destroy();
     return;
   }
-  const error = describeClientError(err);
+  writeErrorAndClose(socket, describeClientError(err));
+}
+
+/**
+ * Answers on a bare socket (no ServerResponse exists: a parse error, a refused upgrade or CONNECT)
+ * with `error` in the OpenAI shape, then closes the socket.
+ */
+export function writeErrorAndClose(socket: Duplex, error: GatewayError, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(error.toBody());
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.on('error', () => socket.destroy());
   socket.end(
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
       'Content-Type: application/json\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      extra +
       'Connection: close\r\n\r\n' +
       body,
   );

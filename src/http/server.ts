@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
 import type { Logger } from '../engine/turn.js';
-import { answerClientError, connectionsCheckingInterval, type ConnectionLimits } from './client-errors.js';
+import { answerClientError, connectionsCheckingInterval, writeErrorAndClose, type ConnectionLimits } from './client-errors.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
 import { matchRoute, type Route } from './router.js';
@@ -53,6 +54,10 @@ export function createHttpServer(deps: HttpDeps): Server {
   server.maxConnections = limits.maxConnections;
   // errors before the routes (unparseable request, headers too large, too slow) in the OpenAI shape
   server.on('clientError', answerClientError);
+  // CONNECT (a proxy request) is not served; without a listener Node would just drop the socket
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    writeErrorAndClose(socket, new GatewayError(405, 'invalid_request_error', 'method_not_allowed', 'Method CONNECT is not allowed: this is not a proxy.'));
+  });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     sendError(res, new GatewayError(417, 'invalid_request_error', 'expectation_failed', `Unsupported 'Expect' header: only '100-continue' is supported.`, 'Expect'));
   });

@@ -4,6 +4,7 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { GatewayError, invalidRequest, toGatewayError } from '../errors.js';
 import { GatewayShutdown, type Engine, type Logger } from '../engine/turn.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
+import { writeErrorAndClose } from './client-errors.js';
 import { parseClientJson } from './json.js';
 
 /**
@@ -58,6 +59,11 @@ const CLOSE_GRACE_MS = 1_000;
 /** Handles WebSocket upgrades on `RESPONSES_WS_PATH` of `server`; other upgrade paths get a 404. */
 export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocketDeps): ResponsesWebSocket {
   const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxMessageBytes, perMessageDeflate: false });
+  // a handshake `ws` refuses (wrong method, missing key, bad version …) is answered in the OpenAI shape
+  wss.on('wsClientError', (err: Error, socket: Duplex) => {
+    const status = /method/i.test(err.message) ? 405 : 400;
+    writeErrorAndClose(socket, new GatewayError(status, 'invalid_request_error', 'invalid_websocket_handshake', `Invalid WebSocket handshake: ${err.message}.`), status === 400 && /Version/.test(err.message) ? { 'Sec-WebSocket-Version': '13, 8' } : {});
+  });
   const connections = new Set<Connection>();
   let closing = false;
 
@@ -66,10 +72,12 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
     const queryAt = url.indexOf('?');
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
     if (path !== RESPONSES_WS_PATH || closing) {
-      const status = closing ? '503 Service Unavailable' : '404 Not Found';
-      socket.on('error', () => socket.destroy());
-      socket.once('finish', () => socket.destroy());
-      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      writeErrorAndClose(
+        socket,
+        closing
+          ? new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true)
+          : new GatewayError(404, 'invalid_request_error', 'unknown_url', `No WebSocket endpoint at ${path.slice(0, 200)}; use ${RESPONSES_WS_PATH}.`),
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {

@@ -204,6 +204,10 @@ function generateCases(seed: number): Case[] {
         () => `POST /v1/responses HTTP/1.1\r\nHost: x\r\n${f.pick(['Bad Header: 1', 'X-Nul: a\u0000b', ': empty-name', 'X-Long: ' + 'a'.repeat(20_000), 'Content-Type: text/plain', 'Content-Encoding: gzip', 'Expect: 200-ok', 'Authorization: Bearer \u00ff'])}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
         () => `POST /v1/responses HTTP/1.1\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
         () => `GET /health HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3_000 }, (_, i) => `X-H${i}: v`).join('\r\n')}\r\nConnection: close\r\n\r\n`,
+        () => `CONNECT ${f.pick(['example.com:443', '127.0.0.1:22', '[::1]:80', 'x'])} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        () =>
+          `GET ${f.pick(['/v1/responses', '/v1/responses?x=1', '/ws', '/v1/conversations'])} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: ${f.pick(['websocket', 'h2c', 'WebSocket', ''])}\r\n` +
+          `${f.chance(0.5) ? 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' : ''}Sec-WebSocket-Version: ${f.pick(['13', '8', '99', 'x'])}\r\n${f.chance(0.3) ? 'Sec-WebSocket-Protocol: a,,b\r\n' : ''}\r\n`,
         () => f.pick(['PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', '\u0016\u0003\u0001\u0002\u0000\u0001\u0000\u0001\u00fc\u0003\u0003', 'GET / HTTP/9.9\r\n\r\n', 'GET /health HTTP/1.0\r\n\r\n', '\r\n\r\n\r\n', 'GET\r\n\r\n']),
       ];
       return { index, kind: 'raw-http', raw: f.pick(templates)() };
