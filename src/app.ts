@@ -8,6 +8,7 @@ import { createHttpServer } from './http/server.js';
 import { attachResponsesWebSocket } from './http/websocket.js';
 import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
+import { createImageUrlHandler } from './net/image-inline.js';
 import { setUpWebSearch } from './search/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
@@ -83,7 +84,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   // this process's runs and conversation leases, heart-beaten: a dead process holds nothing for long
   const ownership = new RunOwnership(store, conversations, log, config.background);
-  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations, ownership }, log);
+  const images = createImageUrlHandler({ mode: config.limits.imageUrls, maxBytes: config.limits.maxImageBytes, outbound: config.limits.imageOutbound });
+  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations, ownership, images }, log);
   const background = new BackgroundRunner(engine, store, log, config.background);
   background.start();
   await ownership.start();
@@ -94,6 +96,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     store,
     background,
     maxBodyBytes: config.limits.maxBodyBytes,
+    connectionLimits: config.limits,
     log,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
     routes: [

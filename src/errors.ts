@@ -28,6 +28,16 @@ export const invalidRequest = (message: string, param: string | null, code: stri
 export const notFound = (message: string, code: string | null = 'not_found', param: string | null = null): GatewayError =>
   new GatewayError(404, 'invalid_request_error', code, message, param);
 
+/**
+ * An error the upstream reported inside its stream. The code is the gateway's own (`upstream_error`,
+ * whichever dialect): upstream codes (vLLM's `InternalServerError`, a bare `500`) are not part of
+ * this API's catalogue, so the upstream's code is quoted in the message instead.
+ */
+export function upstreamStreamError(event: { message: string; code?: string }, context: string): GatewayError {
+  const quoted = event.code ? ` (upstream code ${String(event.code).slice(0, 100)})` : '';
+  return new GatewayError(502, 'upstream_error', 'upstream_error', `${context}: ${event.message}${quoted}`);
+}
+
 /** Node/PostgreSQL/SQLite codes that mean "the database cannot be reached or is busy right now". */
 const STORE_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY', 'SQLITE_LOCKED']);
 

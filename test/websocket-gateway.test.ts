@@ -60,3 +60,69 @@ describe('WebSocket store:false chains longer than the per-socket cache', () => 
     expect(messages[0].content).toBe('turn 0');
   });
 });
+
+describe('WebSocket: a failed continuation evicts what it continued (issue 9, defect 10)', () => {
+  let tg: TestGateway;
+  beforeAll(async () => {
+    tg = await startTestGateway();
+  });
+  afterAll(() => tg.close());
+
+  const sim = (script: unknown, text = 'go') => `${text}\n#sim ${JSON.stringify(script)}`;
+
+  /** Sends one response.create and collects its events up to the terminal one (or the error event). */
+  function turn(ws: WebSocket, params: Record<string, unknown>): Promise<any[]> {
+    return new Promise((resolve) => {
+      const events: any[] = [];
+      const onMessage = (data: WebSocket.RawData) => {
+        const event = JSON.parse(String(data));
+        events.push(event);
+        if (event.type === 'error' || event.type === 'response.completed' || event.type === 'response.failed' || event.type === 'response.incomplete') {
+          ws.off('message', onMessage);
+          resolve(events);
+        }
+      };
+      ws.on('message', onMessage);
+      ws.send(JSON.stringify({ type: 'response.create', model: 'm', store: false, ...params }));
+    });
+  }
+
+  async function open(): Promise<WebSocket> {
+    const ws = new WebSocket(`${tg.gateway.url.replace('http', 'ws')}/v1/responses`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    return ws;
+  }
+
+  for (const [name, failing] of [
+    ['an upstream 400 before any event', { status: 400, error: 'bad request' }],
+    ['an upstream 500 before any event', { status: 500, error: 'boom' }],
+    ['a failure after events (mid-stream error)', { text: 'a b c d e f', error_after_chunks: 3 }],
+  ] as const) {
+    it(`${name}: continuing from the same response again is previous_response_not_found`, async () => {
+      const ws = await open();
+      const first = await turn(ws, { input: sim({ rounds: [{ text: 'first' }] }) });
+      const firstId = first.at(-1).response.id;
+      expect(first.at(-1).type).toBe('response.completed');
+
+      const failed = await turn(ws, { input: sim({ rounds: [failing] }), previous_response_id: firstId });
+      expect(['error', 'response.failed']).toContain(failed.at(-1).type);
+
+      const again = await turn(ws, { input: sim({ rounds: [{ text: 'again' }] }), previous_response_id: firstId });
+      ws.close();
+      expect(again).toHaveLength(1);
+      expect(again[0].type).toBe('error');
+      expect(again[0].error.code).toBe('previous_response_not_found');
+    });
+  }
+
+  it('a continuation that succeeds keeps its parent usable (no eviction on success)', async () => {
+    const ws = await open();
+    const first = await turn(ws, { input: sim({ rounds: [{ text: 'first' }] }) });
+    const firstId = first.at(-1).response.id;
+    const second = await turn(ws, { input: sim({ rounds: [{ text: 'second' }] }), previous_response_id: firstId });
+    expect(second.at(-1).type).toBe('response.completed');
+    const third = await turn(ws, { input: sim({ rounds: [{ text: 'third' }] }), previous_response_id: firstId });
+    ws.close();
+    expect(third.at(-1).type).toBe('response.completed');
+  });
+});

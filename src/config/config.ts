@@ -22,7 +22,24 @@ export interface Config {
   /** On shutdown, how long running requests may finish before their connections are cut. */
   shutdownGraceMs: number;
   upstream: UpstreamConfig;
-  limits: { maxBodyBytes: number };
+  limits: {
+    maxBodyBytes: number;
+    /** Time to receive a request's headers; then the whole request (headers + body). The response is never timed. */
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    /** Open client connections at most (HTTP and WebSocket). */
+    maxConnections: number;
+    /**
+     * `input_image` parts with an http(s) `image_url`: `inline` = the gateway fetches them through the
+     * outbound guard (`outbound`) and sends the model a data URL; `forward` = the model server fetches
+     * them itself (outside the guard); `reject` = a 400.
+     */
+    imageUrls: 'inline' | 'forward' | 'reject';
+    /** Largest image fetched for `inline`. */
+    maxImageBytes: number;
+    /** Where `inline` may fetch from (same shape as `mcp.outbound`); public https only by default. */
+    imageOutbound: { allowHosts: string[]; allowCidrs: string[]; allowHttp: boolean };
+  };
   tools: {
     maxToolRounds: number;
     maxConcurrentGatewayCalls: number;
@@ -60,7 +77,15 @@ export const DEFAULT_CONFIG: Config = {
     connections: 0,
     reasoningReplay: 'none',
   },
-  limits: { maxBodyBytes: 32 * 1024 * 1024 },
+  limits: {
+    maxBodyBytes: 32 * 1024 * 1024,
+    headersTimeoutMs: 20_000,
+    requestTimeoutMs: 120_000,
+    maxConnections: 4_096,
+    imageUrls: 'inline',
+    maxImageBytes: 20 * 1024 * 1024,
+    imageOutbound: { allowHosts: [], allowCidrs: [], allowHttp: false },
+  },
   tools: { maxToolRounds: 10, maxConcurrentGatewayCalls: 8, defaultTimeoutMs: 60_000, timeoutsMs: {}, grammar: 'retry' },
   store: { kind: 'sqlite' },
   mcp: DEFAULT_MCP_CONFIG,
@@ -118,6 +143,10 @@ function validate(config: Config): void {
     throw new Error('background.staleAfterMs must be at least twice background.heartbeatMs (and both positive)');
   }
   if (!['retry', 'pass', 'reject'].includes(config.tools.grammar)) throw new Error(`tools.grammar must be 'retry', 'pass' or 'reject', got '${String(config.tools.grammar)}'`);
+  if (!['inline', 'forward', 'reject'].includes(config.limits.imageUrls)) throw new Error(`limits.imageUrls must be 'inline', 'forward' or 'reject', got '${String(config.limits.imageUrls)}'`);
+  if (!(config.limits.headersTimeoutMs > 0 && config.limits.requestTimeoutMs >= config.limits.headersTimeoutMs)) {
+    throw new Error('limits.headersTimeoutMs must be positive and limits.requestTimeoutMs at least as long');
+  }
   // a database URL alone selects PostgreSQL
   if (config.store.url && config.store.kind === 'sqlite' && /^postgres(ql)?:/.test(config.store.url)) config.store.kind = 'postgres';
   if (config.store.kind !== 'sqlite' && config.store.kind !== 'postgres') throw new Error(`store.kind must be 'sqlite' or 'postgres', got '${String(config.store.kind)}'`);

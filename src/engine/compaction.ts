@@ -1,4 +1,4 @@
-import { GatewayError, invalidRequest } from '../errors.js';
+import { GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelUsage, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type Usage } from '../protocol/responses.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -195,7 +195,7 @@ async function summarize(upstream: UpstreamClient, model: string, context: reado
           finished = true;
           break;
         case 'error':
-          throw new GatewayError(502, 'upstream_error', event.code ?? 'upstream_error', `The upstream failed mid-stream while compacting: ${event.message}`);
+          throw upstreamStreamError(event, 'The upstream failed mid-stream while compacting');
         default:
           // reasoning, refusals and (unrequested) tool calls are not part of the summary
           break;

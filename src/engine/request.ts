@@ -91,10 +91,15 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   const maxOutputTokens = optInteger(body, 'max_output_tokens', 1);
   const maxToolCalls = optInteger(body, 'max_tool_calls', 0);
   const topLogprobs = optInteger(body, 'top_logprobs', 0, 20) ?? 0;
+  const input = parseInput(body.input);
+  // with nothing to continue from, there must be something to answer: the model is not asked about nothing
+  if (input.length === 0 && previousResponseId === null && conversationId === null) {
+    throw invalidRequest("Missing required parameter: 'input' (or 'previous_response_id' / 'conversation' to continue from).", 'input', 'missing_required_parameter');
+  }
 
   return {
     model,
-    input: parseInput(body.input),
+    input,
     instructions: parseInstructions(body.instructions),
     tools,
     toolChoice: body.tool_choice ?? 'auto',
@@ -124,7 +129,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
 }
 
 function parseInput(input: unknown): JsonObject[] {
-  if (input === undefined || input === null) return [];
+  if (input === undefined || input === null || input === '') return [];
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
   if (!Array.isArray(input)) throw invalidRequest("Invalid type for 'input': expected a string or an array of items.", 'input', 'invalid_type');
   return input.map((item: unknown, i) => validateInputItem(item, `input[${i}]`));
@@ -288,6 +293,7 @@ function optInteger(body: JsonObject, key: string, min: number, max = Number.MAX
   const v = body[key];
   if (v === undefined || v === null) return null;
   if (typeof v !== 'number' || !Number.isInteger(v)) throw invalidRequest(`Invalid type for '${key}': expected an integer, but got ${JSON.stringify(v)} instead.`, key, 'invalid_type');
-  if (v < min || v > max) throw invalidRequest(`Invalid '${key}': integer below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, 'integer_below_min_value');
+  if (v < min) throw invalidRequest(`Invalid '${key}': integer below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, 'integer_below_min_value');
+  if (v > max) throw invalidRequest(`Invalid '${key}': integer above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, 'integer_above_max_value');
   return v;
 }

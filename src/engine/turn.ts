@@ -1,4 +1,5 @@
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
+import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
@@ -37,6 +38,8 @@ export interface EngineOptions {
    * own, whose leases last long since nothing renews them.
    */
   ownership?: RunOwnership;
+  /** What becomes of image URLs in the context before the model sees them (limits.imageUrls); absent = forwarded. */
+  images?: ImageUrlHandler;
 }
 
 export interface Logger {
@@ -231,6 +234,9 @@ export class Engine {
       approvedCalls: [],
       callRecords: [],
     };
+    // the model server is never handed a URL to fetch unless the operator chose so — not for a
+    // turn, a compaction or a token count (whose request the upstream may also resolve)
+    await this.options.images?.prepare(turn.conversation, signal);
     const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
     if (contextManagement) {
       const auto = await maybeCompact(this.upstream, turn, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: this.log });
@@ -339,7 +345,7 @@ export class Engine {
       try {
         for await (const batch of batches) {
           for (const event of batch) {
-            if (event.kind === 'error') throw new GatewayError(502, 'upstream_error', event.code ?? 'upstream_error', `The upstream failed mid-stream: ${event.message}`);
+            if (event.kind === 'error') throw upstreamStreamError(event, 'The upstream failed mid-stream');
             translator.push(event);
           }
           // backpressure: a slow client slows the upstream read instead of growing a buffer
@@ -472,7 +478,7 @@ export class Engine {
   }
 
   /** Writes a turn's settlement; a store failure is logged and reported as `unavailable`. */
-  private async settle(acc: ResponseAccumulator, turn: PreparedTurn, response: ResponseObject, grow: boolean): Promise<SettleOutcome | 'unavailable'> {
+  private async settle(acc: ResponseAccumulator, turn: PreparedTurn, response: ResponseObject, grow: boolean): Promise<SettleOutcome | 'unavailable' | 'unstorable'> {
     const settlement: Settlement = {};
     const conversationId = turn.request.conversationId;
     if (grow && conversationId !== null) {
@@ -504,7 +510,9 @@ export class Engine {
       return outcome;
     } catch (err) {
       this.log.error({ err, responseId: response.id }, 'storing the response failed');
-      return 'unavailable';
+      // a value that cannot be serialized (a stack overflow, a cycle) would fail the same way
+      // again: never reported as a store outage worth retrying
+      return isSerializationFailure(err) ? 'unstorable' : 'unavailable';
     }
   }
 
@@ -524,7 +532,12 @@ export class Engine {
 }
 
 /** Why a turn that was generated is reported as failed: its settlement could not be written. */
-function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable', turn: PreparedTurn): GatewayError {
+/** JSON.stringify's failures: RangeError (nesting too deep for the stack), TypeError (cycles, BigInt). */
+function isSerializationFailure(err: unknown): boolean {
+  return (err instanceof RangeError || err instanceof TypeError) && !isStoreUnavailable(err);
+}
+
+function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable' | 'unstorable', turn: PreparedTurn): GatewayError {
   switch (outcome) {
     case 'conversation_not_found':
       return new GatewayError(404, 'invalid_request_error', 'conversation_not_found', `Conversation with id '${turn.request.conversationId}' was deleted while this response was generated; nothing was stored.`, 'conversation');
@@ -534,6 +547,8 @@ function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable', tu
       return new GatewayError(503, 'server_error', 'run_taken_over', 'Another gateway process took this response over; it was not completed. Please retry.', null, true);
     case 'unavailable':
       return new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
+    case 'unstorable':
+      return new GatewayError(500, 'server_error', 'server_error', 'The response was generated but could not be stored.', null, false);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError, invalidRequest } from '../errors.js';
+import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -35,11 +36,27 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     req.once('error', reject);
   });
   if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
+  return parseClientJson(text, 'request body');
+}
+
+/**
+ * Parses JSON a client sent (an HTTP body, a WebSocket message): invalid JSON, or JSON nested
+ * deeper than MAX_JSON_DEPTH, is a 400 — the latter naming where — so nothing downstream (tool
+ * normalization, the upstream request, storage) ever meets a value it cannot serialize.
+ */
+export function parseClientJson(text: string, what: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
-    throw invalidRequest(`The request body is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
+    throw invalidRequest(`The ${what} is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
   }
+  const path = findTooDeep(value, MAX_JSON_DEPTH);
+  if (path) {
+    const param = typeof path[0] === 'string' ? pathParam(path) : null;
+    throw invalidRequest(`Invalid ${param ? `'${param}'` : `${what}`}: JSON nested more than ${MAX_JSON_DEPTH} levels deep.`, param, 'nesting_too_deep');
+  }
+  return value;
 }
 
 function tooLarge(limit: number): GatewayError {

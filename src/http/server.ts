@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
 import type { Logger } from '../engine/turn.js';
+import { answerClientError, connectionsCheckingInterval, writeErrorAndClose, type ConnectionLimits } from './client-errors.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
 import { matchRoute, type Route } from './router.js';
@@ -11,7 +13,11 @@ export interface HttpDeps extends ResponsesRouteDeps {
   listModels: () => Promise<unknown>;
   /** Further surfaces (conversations, compaction, …), each a list of routes. */
   routes?: readonly Route[];
+  /** What a slow or greedy client may hold (defaults: DEFAULT_CONNECTION_LIMITS). */
+  connectionLimits?: ConnectionLimits;
 }
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, maxConnections: 4_096 };
 
 /** The Responses routes of `POST /v1/responses` and its resources. */
 function responsesRoutes(deps: HttpDeps): Route[] {
@@ -30,9 +36,32 @@ function responsesRoutes(deps: HttpDeps): Route[] {
 export function createHttpServer(deps: HttpDeps): Server {
   // extra routes first: a more specific path (e.g. /v1/responses/compact) wins over a pattern
   const routes = [...(deps.routes ?? []), ...responsesRoutes(deps)];
-  return createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
-    route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
+  const limits = deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
+  // receiving a request is timed (headers, then headers + body); sending the response is not
+  const server = createServer(
+    {
+      keepAliveTimeout: 65_000,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingInterval(limits),
+      // no route depends on Host; Node's own refusal of a request without one has an empty body
+      requireHostHeader: false,
+    },
+    (req, res) => {
+      route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  // errors before the routes (unparseable request, headers too large, too slow) in the OpenAI shape
+  server.on('clientError', answerClientError);
+  // CONNECT (a proxy request) is not served; without a listener Node would just drop the socket
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    writeErrorAndClose(socket, new GatewayError(405, 'invalid_request_error', 'method_not_allowed', 'Method CONNECT is not allowed: this is not a proxy.'));
   });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    sendError(res, new GatewayError(417, 'invalid_request_error', 'expectation_failed', `Unsupported 'Expect' header: only '100-continue' is supported.`, 'Expect'));
+  });
+  return server;
 }
 
 async function route(routes: readonly Route[], req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -4,6 +4,8 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { GatewayError, invalidRequest, toGatewayError } from '../errors.js';
 import { GatewayShutdown, type Engine, type Logger } from '../engine/turn.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
+import { writeErrorAndClose } from './client-errors.js';
+import { parseClientJson } from './json.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -22,7 +24,8 @@ import type { ResponseStore, StoredResponse } from '../store/store.js';
  * - Each connection keeps its own settled `completed`/`incomplete` responses (`store: false` ones
  *   included, at most CACHE_ENTRIES, least recently used dropped first) so a later
  *   `previous_response_id` on the same socket continues from them; other connections and the HTTP
- *   API see only stored responses. The cache is dropped on close.
+ *   API see only stored responses. A continuation that fails (an error before its first event, or
+ *   `response.failed`) evicts the response it continued. The cache is dropped on close.
  * - Closing the socket aborts the running response (stored as failed, `client_disconnected`) and
  *   drops the queued messages.
  * - A frame larger than `maxMessageBytes` closes the connection (1009, by `ws`).
@@ -56,6 +59,11 @@ const CLOSE_GRACE_MS = 1_000;
 /** Handles WebSocket upgrades on `RESPONSES_WS_PATH` of `server`; other upgrade paths get a 404. */
 export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocketDeps): ResponsesWebSocket {
   const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxMessageBytes, perMessageDeflate: false });
+  // a handshake `ws` refuses (wrong method, missing key, bad version …) is answered in the OpenAI shape
+  wss.on('wsClientError', (err: Error, socket: Duplex) => {
+    const status = /method/i.test(err.message) ? 405 : 400;
+    writeErrorAndClose(socket, new GatewayError(status, 'invalid_request_error', 'invalid_websocket_handshake', `Invalid WebSocket handshake: ${err.message}.`), status === 400 && /Version/.test(err.message) ? { 'Sec-WebSocket-Version': '13, 8' } : {});
+  });
   const connections = new Set<Connection>();
   let closing = false;
 
@@ -64,10 +72,12 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
     const queryAt = url.indexOf('?');
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
     if (path !== RESPONSES_WS_PATH || closing) {
-      const status = closing ? '503 Service Unavailable' : '404 Not Found';
-      socket.on('error', () => socket.destroy());
-      socket.once('finish', () => socket.destroy());
-      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      writeErrorAndClose(
+        socket,
+        closing
+          ? new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true)
+          : new GatewayError(404, 'invalid_request_error', 'unknown_url', `No WebSocket endpoint at ${path.slice(0, 200)}; use ${RESPONSES_WS_PATH}.`),
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -195,9 +205,9 @@ class Connection {
   private async handle(text: string): Promise<void> {
     let message: unknown;
     try {
-      message = JSON.parse(text);
+      message = parseClientJson(text, 'message');
     } catch (err) {
-      this.sendError(invalidRequest(`The message is not valid JSON: ${(err as Error).message}`, null, 'invalid_json'), 0);
+      this.sendError(err, 0);
       return;
     }
     if (message === null || typeof message !== 'object' || Array.isArray(message)) {
@@ -209,7 +219,9 @@ class Connection {
       this.sendError(invalidRequest(`Invalid 'type': ${JSON.stringify(type) ?? 'undefined'}. Supported values are: 'response.create'.`, 'type', 'invalid_value'), 0);
       return;
     }
+    const continued = typeof params.previous_response_id === 'string' ? params.previous_response_id : undefined;
     if (params.background === true) {
+      this.forget(continued);
       this.sendError(invalidRequest('Background responses are not supported in WebSocket mode.', 'background', 'unsupported_parameter'), 0);
       return;
     }
@@ -230,9 +242,11 @@ class Connection {
       await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
         onSettled: (record) => {
           if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record, parentChain);
+          else this.forget(continued);
         },
       });
     } catch (err) {
+      this.forget(continued);
       if (!(err instanceof GatewayError) || sent > 0) this.deps.log.error({ err }, 'websocket turn failed');
       // before the first event this is the request's answer; after it (an engine bug) it still ends the stream
       this.sendError(err, sent);
@@ -258,6 +272,15 @@ class Connection {
     if (this.closed) return;
     this.touch(record.response.id, [...(parentChain ?? []), record]);
     while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /**
+   * A continuation failed (4xx or 5xx, before or after its first event): the response it continued
+   * leaves the cache, so stale state is not reused — continuing from it again is answered from the
+   * store alone (`previous_response_not_found` for a `store: false` one).
+   */
+  private forget(id: string | undefined): void {
+    if (id !== undefined) this.cache.delete(id);
   }
 
   /** Marks an entry most recently used (a Map iterates in insertion order). */

@@ -135,14 +135,28 @@ export async function discoverTools(parsed: ParsedTool[], ctx: DiscoverContext):
 
 /** Stages 3–4: normalize every parsed tool and register its model-visible functions. */
 export function registerTools(parsed: readonly ParsedTool[], ctx: DeclareContext, registry = new ToolRegistry()): ToolRegistry {
+  const unknownTypes = new Set<string>();
   for (const tool of parsed) {
     if (!tool.handler) {
-      ctx.logOnce(`unknown:${tool.type}`, `tool type '${tool.type}' is not supported: kept in the response, not shown to the model`);
+      unknownTypes.add(tool.type);
       continue;
     }
     for (const entry of tool.handler.normalize(tool.declaration, tool.param, ctx)) registry.add(entry);
   }
+  if (unknownTypes.size > 0) logUnknownTypes(unknownTypes, ctx);
   return registry;
+}
+
+/** Types shown by name in the warning; client-chosen, so their number and length are bounded. */
+const UNKNOWN_TYPES_NAMED = 5;
+
+/** One warning per request however many unknown tool types it declares (a client chooses how many). */
+function logUnknownTypes(types: ReadonlySet<string>, ctx: DeclareContext): void {
+  const named = [...types].sort().slice(0, UNKNOWN_TYPES_NAMED).map((type) => (type.length > 64 ? `${type.slice(0, 64)}…` : type));
+  const more = types.size - named.length;
+  const list = named.map((type) => `'${type}'`).join(', ') + (more > 0 ? ` and ${more} more` : '');
+  const subject = types.size === 1 ? `tool type ${list} is` : `tool types ${list} are`;
+  ctx.logOnce(`unknown:${named.join(',')}:${types.size}`, `${subject} not supported: kept in the response, not shown to the model`);
 }
 
 /** The `tools` echoed in the Response: as declared, minus credentials; function fields made explicit. */

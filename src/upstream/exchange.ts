@@ -6,6 +6,11 @@ type DispatchController = Dispatcher.DispatchController;
 export type ExchangeStart = { ok: true; status: number } | { ok: false; status: number; body: string };
 
 const MAX_QUEUED_CHUNKS = 64;
+/**
+ * How much of a non-2xx body is kept: enough for any real error message. A larger body is cut
+ * there and the exchange aborted, so a misbehaving upstream cannot make the gateway buffer it.
+ */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * One upstream HTTP exchange on undici's dispatch API: response chunks are handed over as they
@@ -19,6 +24,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private controller: DispatchController | null = null;
   private status = 0;
   private errorBody: Buffer[] | null = null;
+  private errorBodyBytes = 0;
   private readonly queue: Buffer[] = [];
   private ended = false;
   private failure: Error | null = null;
@@ -77,7 +83,14 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
     if (this.errorBody) {
-      this.errorBody.push(chunk);
+      const room = MAX_ERROR_BODY_BYTES - this.errorBodyBytes;
+      this.errorBody.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+      this.errorBodyBytes += Math.min(chunk.length, room);
+      if (chunk.length >= room) {
+        // the cap is reached: answer with what was kept, and stop reading the rest
+        this.resolveErrorStart();
+        controller.abort(new Error('upstream error body too large'));
+      }
       return;
     }
     this.queue.push(chunk);
@@ -86,9 +99,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.errorBody) {
-      this.resolveStart({ ok: false, status: this.status, body: Buffer.concat(this.errorBody).toString('utf8') });
-    }
+    if (this.errorBody) this.resolveErrorStart();
     this.ended = true;
     this.wake();
   }
@@ -97,6 +108,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (this.status === 0 || this.errorBody) this.rejectStart(error);
     this.failure = error;
     this.wake();
+  }
+
+  private resolveErrorStart(): void {
+    // a promise settles once: a later end or abort after the cap changes nothing
+    this.resolveStart({ ok: false, status: this.status, body: Buffer.concat(this.errorBody ?? []).toString('utf8') });
   }
 
   private wake(): void {

@@ -4,7 +4,10 @@ import { GatewayError } from '../errors.js';
 import type { RawEvent } from '../protocol/model.js';
 import { SseParser } from '../protocol/sse.js';
 import type { UpstreamOptions } from './client.js';
-import { UpstreamExchange, type ExchangeStart } from './exchange.js';
+import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
+
+/** Largest successful JSON answer read whole (a model list). */
+const MAX_JSON_BYTES = 8 * 1024 * 1024;
 
 /**
  * HTTP transport shared by the dialects: an undici pool with keep-alive, retries with backoff
@@ -77,8 +80,9 @@ export class UpstreamTransport {
       if (signal.aborted) throw abortedError();
       throw connectionError(err, this.options);
     }
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw statusError(response.statusCode, text);
+    const ok = response.statusCode < 300;
+    const text = await readCapped(response.body, ok ? MAX_JSON_BYTES : MAX_ERROR_BODY_BYTES);
+    if (!ok) throw statusError(response.statusCode, text);
     try {
       return JSON.parse(text);
     } catch {
@@ -140,6 +144,21 @@ export class UpstreamTransport {
 
 class FirstTokenTimeout extends Error {}
 
+/** A body as text, at most `limit` bytes of it: the rest is not read (the connection is dropped). */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown }, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(size + chunk.length > limit ? chunk.subarray(0, limit - size) : chunk);
+    size += chunk.length;
+    if (size >= limit) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function abortedError(): GatewayError {
   return new GatewayError(499, 'invalid_request_error', 'client_disconnected', 'The client closed the request.');
 }
@@ -162,18 +181,20 @@ function connectionError(err: unknown, options: UpstreamOptions): GatewayError &
 
 /** Upstream 4xx keep their status and message; 5xx become 502. */
 function statusError(status: number, text: string): GatewayError {
-  let message = text.slice(0, 2000);
+  let message = text;
   let param: string | null = null;
   try {
-    const parsed = JSON.parse(text) as { error?: { message?: string; param?: string } | string; message?: string };
-    if (typeof parsed.error === 'object' && parsed.error?.message) {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown; param?: unknown } | string; message?: unknown } | null;
+    // whatever the upstream put in these fields, only strings are quoted
+    if (parsed && typeof parsed.error === 'object' && parsed.error !== null && typeof parsed.error.message === 'string' && parsed.error.message) {
       message = parsed.error.message;
       param = typeof parsed.error.param === 'string' ? parsed.error.param : null;
-    } else if (typeof parsed.error === 'string') message = parsed.error;
-    else if (parsed.message) message = parsed.message;
+    } else if (parsed && typeof parsed.error === 'string') message = parsed.error;
+    else if (parsed && typeof parsed.message === 'string' && parsed.message) message = parsed.message;
   } catch {
-    // not JSON: keep the text
+    // not JSON (or cut at the size cap): keep the text
   }
+  message = message.slice(0, 2000);
   if (status >= 500) return new GatewayError(502, 'upstream_error', 'upstream_error', `The upstream model server failed with status ${status}: ${message}`, null, true);
   if (status === 429) return new GatewayError(429, 'rate_limit_error', 'rate_limit_exceeded', `Upstream: ${message}`, null, true);
   if (status === 404) return new GatewayError(404, 'invalid_request_error', 'model_not_found', `Upstream: ${message}`, param);

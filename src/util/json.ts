@@ -10,3 +10,38 @@ export function parseJsonObject(text: string): JsonObject | undefined {
     return undefined;
   }
 }
+
+/**
+ * How deeply client JSON may nest. `JSON.parse` copes with any depth, but `JSON.stringify` and every
+ * recursive walk after it (schema normalization, storage) overflow the stack somewhere in the
+ * thousands; a real tool schema or item is far shallower than this.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/**
+ * The path to the first place where `value` nests deeper than `maxDepth` containers, or null when it
+ * does not. Recursion is bounded by `maxDepth`, so the check itself cannot overflow.
+ */
+export function findTooDeep(value: unknown, maxDepth = MAX_JSON_DEPTH): Array<string | number> | null {
+  if (value === null || typeof value !== 'object') return null;
+  if (maxDepth === 0) return [];
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const path = findTooDeep(value[i], maxDepth - 1);
+      if (path) return (path.unshift(i), path);
+    }
+    return null;
+  }
+  for (const key in value) {
+    const path = findTooDeep((value as Record<string, unknown>)[key], maxDepth - 1);
+    if (path) return (path.unshift(key), path);
+  }
+  return null;
+}
+
+/** A path as an error `param` (`tools[0].parameters.properties`), its first `segments` parts only. */
+export function pathParam(path: ReadonlyArray<string | number>, segments = 4): string {
+  let param = '';
+  for (const part of path.slice(0, segments)) param += typeof part === 'number' ? `[${part}]` : param === '' ? part : `.${part}`;
+  return param;
+}

@@ -18,7 +18,7 @@ export interface TestGateway {
 }
 
 export interface TestGatewayOptions {
-  config?: Partial<Omit<Config, 'upstream' | 'tools'>> & { upstream?: Partial<Config['upstream']>; tools?: Partial<Config['tools']> };
+  config?: Partial<Omit<Config, 'upstream' | 'tools' | 'limits'>> & { upstream?: Partial<Config['upstream']>; tools?: Partial<Config['tools']>; limits?: Partial<Config['limits']> };
   executions?: Record<string, ExecutionFactory>;
   /** Use this simulator instead of starting one. */
   simulator?: Simulator;
