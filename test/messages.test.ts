@@ -15,7 +15,9 @@ let tg: TestGateway;
 let client: Anthropic;
 
 beforeAll(async () => {
-  tg = await startTestGateway();
+  // image URLs forwarded as they are (limits.imageUrls: the default `inline` would fetch them, and
+  // no outside host is reachable here; test/image-urls.test.ts covers inlining through the guard)
+  tg = await startTestGateway({ config: { limits: { imageUrls: 'forward' } as never } });
   client = new Anthropic({ baseURL: tg.gateway.url, apiKey: 'test-key', maxRetries: 0 });
 });
 afterAll(async () => {
