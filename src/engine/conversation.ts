@@ -4,6 +4,7 @@ import type { JsonObject } from '../protocol/responses.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { mcpModelName } from '../mcp/naming.js';
 import { compactionToModelItem } from './compaction.js';
+import { CODE_INTERPRETER_FUNCTION } from '../tools/handlers/code-interpreter.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import { flattenedName } from '../tools/handlers/namespace.js';
 import { TOOL_SEARCH_NAME } from '../tools/handlers/tool-search.js';
@@ -83,6 +84,13 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
         const callId = approvalId && answeredApprovals.has(approvalId) ? approvalId : (item.id as string);
         if (callId !== approvalId) out.push({ type: 'function_call', callId, name: mcpModelName(String(item.server_label), String(item.name)), arguments: String(item.arguments ?? '{}') });
         out.push({ type: 'function_call_output', callId, output: item.error ? `Error: ${stringify(item.error)}` : stringify(item.output ?? '') });
+        break;
+      }
+      case 'code_interpreter_call': {
+        // an earlier run, as the model made it: a python call and what it printed
+        const callId = String(item.id);
+        out.push({ type: 'function_call', callId, name: CODE_INTERPRETER_FUNCTION, arguments: JSON.stringify({ code: typeof item.code === 'string' ? item.code : '' }) });
+        out.push({ type: 'function_call_output', callId, output: codeInterpreterLogs(item) });
         break;
       }
       default:
@@ -175,4 +183,13 @@ function outputText(output: unknown): string {
 
 function stringify(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** What an earlier code run printed (its `logs` outputs), when the item kept them. */
+function codeInterpreterLogs(item: JsonObject): string {
+  const outputs = Array.isArray(item.outputs) ? (item.outputs as JsonObject[]) : [];
+  const logs = outputs.filter((o) => o.type === 'logs' && typeof o.logs === 'string').map((o) => o.logs as string);
+  const images = outputs.filter((o) => o.type === 'image').length;
+  const text = [...logs, ...(images > 0 ? [`[${images} figure(s) shown to the user]`] : [])].join('\n');
+  return text || (item.outputs === null || item.outputs === undefined ? '(output not kept)' : '(no output)');
 }

@@ -160,7 +160,7 @@ export class Engine {
     let registry: ToolRegistry;
     let choice;
     let preludeItems: Item[];
-    const declare = { ...this.declare, request: { include: request.include } };
+    const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems] } };
     try {
       preludeItems = await discoverTools(request.tools, { ...declare, priorListings: latestListings(history, inputItems), signal });
       registry = registerTools(request.tools, declare);
@@ -426,6 +426,7 @@ function latestListings(history: readonly JsonObject[], input: readonly JsonObje
 function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmitter {
   return {
     registerSources: (sources) => citations.register(sources),
+    registerFiles: (files) => citations.registerFiles(files),
     add: (item) => acc.addItem(item),
     event: (type, outputIndex, fields) => acc.emit(type, { item_id: acc.response.output[outputIndex].id, output_index: outputIndex, ...fields }),
     done: (outputIndex, item) => acc.doneItem(outputIndex, item),
