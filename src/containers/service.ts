@@ -169,7 +169,7 @@ export class ContainerService {
     const workdir = this.workdirOf(record.id);
     await mkdir(workdir, { recursive: true, mode: 0o755 });
     const boxPath = await writeInside(workdir, name, data);
-    if (!boxPath) throw new ContainerError(`Invalid file name '${name}': a plain name without folders is expected.`, 'invalid', 'file');
+    if (!boxPath) throw new ContainerError(`Could not write '${name}': a plain file name is expected, and no link or special file of that name may be in the container.`, 'invalid', 'file');
     await this.store.touch(record.id, Math.floor(Date.now() / 1000));
     return this.store.putFile({ id: newFileId(), containerId: record.id, path: boxPath, bytes: data.byteLength, createdAt: Math.floor(Date.now() / 1000), source: 'user' });
   }

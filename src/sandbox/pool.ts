@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { lchown, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { lchown, lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Box } from './box.js';
 import type { SandboxLimits } from './limits.js';
@@ -103,7 +103,11 @@ export class BoxPool {
     await box.closed();
     const slot = this.boxSlots.get(box);
     this.boxSlots.delete(box);
-    if (slot !== undefined) this.usedSlots.delete(slot);
+    if (slot === undefined) return;
+    // the pid namespace empties just after bwrap exits: the slot (its uid) is reused only once it has
+    const uid = this.uidOf(slot);
+    if (uid !== undefined) await waitUntilGone(uid);
+    this.usedSlots.delete(slot);
   }
 
   snapshot(): PoolStats {
@@ -180,4 +184,22 @@ export class BoxPool {
       else await lchown(child, uid, uid).catch(() => undefined);
     }
   }
+}
+
+/** Waits (up to 5 s) until no host process runs as `uid`. */
+async function waitUntilGone(uid: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline && (await processesOf(uid)) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+async function processesOf(uid: number): Promise<number> {
+  let count = 0;
+  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
+  await Promise.all(
+    pids.map(async (pid) => {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+      if (/^Uid:\s+(\d+)/m.exec(status)?.[1] === String(uid)) count++;
+    }),
+  );
+  return count;
 }
