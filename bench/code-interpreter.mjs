@@ -53,7 +53,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function newPool(size, name) {
   return new BoxPool(
     { bwrap: 'bwrap', python: PYTHON, poolDir: join(dir, name, 'pool'), size, maxBoxes: 16, uidBase: 260_000, startTimeoutMs: 120_000, limits: DEFAULT_SANDBOX_LIMITS },
-    prepareRuntime(join(dir, name, 'runtime')),
+    () => prepareRuntime(join(dir, name, 'runtime')),
   );
 }
 

@@ -146,6 +146,43 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
     expect(gone.output.find((i) => i.type === 'code_interpreter_call')).toMatchObject({ status: 'failed' });
   }, 120_000);
 
+  it('a client that disconnects mid-run stops the box; the container runs again on a fresh kernel', async () => {
+    const container = await client.containers.create({ name: 'abort' });
+    const controller = new AbortController();
+    const stream = await client.responses.create(
+      {
+        model: 'sim',
+        input: scripted({ rounds: [python('lost = 1\nimport time\ntime.sleep(120)'), { text: 'never' }] }),
+        tools: [{ type: 'code_interpreter', container: container.id }],
+        stream: true,
+      },
+      { signal: controller.signal },
+    );
+    const started = Date.now();
+    // the SDK ends the iteration quietly when its request is aborted
+    let sawTerminal = false;
+    try {
+      for await (const event of stream) {
+        if (event.type === 'response.code_interpreter_call.interpreting') setTimeout(() => controller.abort(), 1_000);
+        if (event.type === 'response.completed' || event.type === 'response.failed') sawTerminal = true;
+      }
+    } catch {
+      // an abort surfacing as an error is fine too
+    }
+    expect(controller.signal.aborted).toBe(true);
+    expect(sawTerminal).toBe(false);
+    const next = await client.responses.create({
+      model: 'sim',
+      input: scripted({ rounds: [python('print("lost" in globals())'), { text: 'ok' }] }),
+      tools: [{ type: 'code_interpreter', container: container.id }],
+      include: ['code_interpreter_call.outputs'],
+    });
+    // the run was cut long before its 120 s sleep (or the 30 s soft timeout) ended
+    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(next.output.find((i): i is ResponseCodeInterpreterToolCall => i.type === 'code_interpreter_call')!.outputs).toEqual([{ type: 'logs', logs: 'False\n' }]);
+    await client.containers.delete(container.id);
+  }, 120_000);
+
   it('refuses bad container requests with OpenAI-shaped 400s', async () => {
     const bad = async (promise: Promise<unknown>, param: string) => {
       const err = await promise.then(() => undefined, (e: unknown) => e);

@@ -21,7 +21,6 @@ export interface ContainerServiceSettings {
   dir: string;
   runTimeoutMs: number;
   expiresAfterMinutes: number;
-  defaultMemoryBytes: number;
   maxMemoryBytes: number;
 }
 

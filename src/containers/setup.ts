@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { ExecutionFactory } from '../app.js';
@@ -39,7 +39,6 @@ export async function setUpCodeInterpreter(
   for (const warning of check.warnings) log.warn(warning);
   const store =
     responses instanceof PostgresResponseStore ? await PostgresContainerStore.fromPool(responses.pool, responses.schema) : new SqliteContainerStore(dataDir);
-  const runtime = prepareRuntime(join(dir, 'runtime'));
   const pool = new BoxPool(
     {
       bwrap: config.bwrap,
@@ -51,12 +50,12 @@ export async function setUpCodeInterpreter(
       startTimeoutMs: config.startTimeoutMs,
       limits: config.limits,
     },
-    runtime,
+    () => prepareRuntime(join(dir, 'runtime')),
   );
   const service = new ContainerService(
     store,
     pool,
-    { dir, runTimeoutMs: config.runTimeoutMs, expiresAfterMinutes: config.expiresAfterMinutes, defaultMemoryBytes: config.limits.memoryBytes, maxMemoryBytes: config.maxMemoryBytes },
+    { dir, runTimeoutMs: config.runTimeoutMs, expiresAfterMinutes: config.expiresAfterMinutes, maxMemoryBytes: config.maxMemoryBytes },
     log,
     options.files,
   );
@@ -81,9 +80,10 @@ export async function setUpCodeInterpreter(
  */
 function withFolderCheck(check: PreflightResult, dir: string): PreflightResult {
   if (!check.ok || process.getuid?.() !== 0) return check;
-  mkdirSync(dir, { recursive: true, mode: 0o711 });
+  // folders not made yet will be made traversable (0711 / 0755) when the first box needs them
   for (let folder = dir; ; folder = dirname(folder)) {
-    if ((statSync(folder).mode & 0o001) === 0) {
+    const mode = existsSync(folder) ? statSync(folder).mode : 0o711;
+    if ((mode & 0o001) === 0) {
       return { ok: false, problem: `the containers folder ${dir} is not reachable by the sandbox users: ${folder} is not traversable (chmod o+x it, or set codeInterpreter.dir to another folder)`, warnings: check.warnings };
     }
     if (dirname(folder) === folder) return check;

@@ -46,7 +46,10 @@ export class BoxPool {
   private readonly stats = { hits: 0, misses: 0 };
   private readonly asRoot = process.getuid?.() === 0;
 
-  constructor(private readonly settings: PoolSettings, private readonly runtime: SandboxRuntime) {}
+  private preparedRuntime: SandboxRuntime | undefined;
+
+  /** `runtime` is called once, before the first box starts: a gateway that never runs code writes nothing. */
+  constructor(private readonly settings: PoolSettings, private readonly prepareRuntime: () => SandboxRuntime) {}
 
   /** Starts pre-started boxes up to the pool size (in the background; failures are logged by the caller). */
   fill(): Promise<void> {
@@ -142,13 +145,14 @@ export class BoxPool {
   }
 
   private boxOptions(workdir: string, limits: SandboxLimits, slot: number) {
+    const runtime = (this.preparedRuntime ??= this.prepareRuntime());
     return {
       bwrap: this.settings.bwrap,
       python: this.settings.python,
-      driverFile: this.runtime.driverFile,
-      etcDir: this.runtime.etcDir,
-      seccompFile: this.runtime.seccompFile,
-      seccomp: this.runtime.seccompFile !== undefined,
+      driverFile: runtime.driverFile,
+      etcDir: runtime.etcDir,
+      seccompFile: runtime.seccompFile,
+      seccomp: runtime.seccompFile !== undefined,
       workdir,
       limits,
       hostUid: this.uidOf(slot),

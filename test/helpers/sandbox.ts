@@ -25,7 +25,6 @@ export function sandboxDir(): { dir: string; remove(): void } {
 }
 
 export function testPool(dir: string, options: { size?: number; limits?: Partial<SandboxLimits>; maxBoxes?: number } = {}): BoxPool {
-  const runtime = prepareRuntime(join(dir, 'runtime'));
   return new BoxPool(
     {
       bwrap: 'bwrap',
@@ -37,6 +36,6 @@ export function testPool(dir: string, options: { size?: number; limits?: Partial
       startTimeoutMs: 60_000,
       limits: { ...DEFAULT_SANDBOX_LIMITS, ...options.limits },
     },
-    runtime,
+    () => prepareRuntime(join(dir, 'runtime')),
   );
 }
