@@ -194,6 +194,10 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
     await bad(client.containers.create({ name: 'x', expires_after: { anchor: 'last_active_at', minutes: 0 } }), 'expires_after.minutes');
     await bad(client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', memory_limit: 'huge' as never } }] }), 'tools[0].container.memory_limit');
     await bad(client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file_1'] } }] }), 'tools[0].container.file_ids');
+    await bad(
+      client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', network_policy: { type: 'allowlist', allowed_domains: ['pypi.org'] } } }] }),
+      'tools[0].container.network_policy',
+    );
     await expect(client.containers.retrieve('cntr_doesnotexist')).rejects.toBeInstanceOf(NotFoundError);
   }, 60_000);
 });

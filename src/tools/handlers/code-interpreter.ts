@@ -32,6 +32,11 @@ export const codeInterpreterHandler: ToolHandler<JsonObject> = {
       throw new ToolDeclarationError(`Invalid '${param}.container.memory_limit': expected a size such as '1g' or '4g'.`, `${param}.container.memory_limit`, 'invalid_value');
     }
     optionalStringArray(container, 'file_ids', `${param}.container`);
+    const policy = container.network_policy;
+    // boxes have no network at all: an allow-list cannot be honoured, so it is refused rather than ignored
+    if (policy !== undefined && policy !== null && !(isPlainObject(policy) && policy.type === 'disabled')) {
+      throw new ToolDeclarationError(`Unsupported '${param}.container.network_policy': code_interpreter containers on this gateway have no network access; only {"type": "disabled"} is accepted.`, `${param}.container.network_policy`, 'unsupported_parameter');
+    }
     return raw;
   },
   normalize(declaration, param, ctx): RegistryEntry[] {
