@@ -10,6 +10,8 @@ import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
 import { createImageUrlHandler } from './net/image-inline.js';
 import { setUpWebSearch } from './search/setup.js';
+import { setUpCodeInterpreter } from './containers/setup.js';
+import { containerRoutes } from './http/containers-routes.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
 import { conversationRoutes } from './http/conversations-routes.js';
@@ -64,6 +66,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
+  const codeInterpreter = config.codeInterpreter.enabled
+    ? await setUpCodeInterpreter(config.codeInterpreter, config.dataDir, stores.responses, log, { perCallTimeoutMs: config.tools.timeoutsMs.code_interpreter })
+    : undefined;
+  if (codeInterpreter && !executions.code_interpreter) executions.code_interpreter = codeInterpreter.execution;
   const logged = new Set<string>();
   const declare: DeclareContext = {
     executionFor: (type, declaration, request = { include: [] }) => {
@@ -101,6 +107,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
     routes: [
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
+      ...(codeInterpreter ? containerRoutes(codeInterpreter.service, { maxBodyBytes: config.limits.maxBodyBytes, maxUploadBytes: config.codeInterpreter.maxUploadBytes }) : []),
       ...compactRoutes({ engine, upstream, upstreamBaseUrl: upstreamUrl, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
       // the Anthropic Messages surface over the same engine (and GET /v1/models in its shape when asked)
       ...messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: upstreamUrl, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
@@ -134,6 +141,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await background.close();
       await upstream.close();
       await mcp.close();
+      await codeInterpreter?.close();
       // conversations first: on PostgreSQL it shares the responses' pool, which closes last
       await conversations.close();
       await store.close();

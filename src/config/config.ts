@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { DEFAULT_CODE_INTERPRETER_CONFIG, type CodeInterpreterConfig } from '../containers/config.js';
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
 import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../search/setup.js';
 import type { StoreConfig } from '../store/open-stores.js';
@@ -52,6 +53,8 @@ export interface Config {
   store: StoreConfig;
   mcp: McpConfig;
   webSearch: WebSearchSettings;
+  /** code_interpreter: the sandbox, its pool, containers (see src/containers/config.ts). */
+  codeInterpreter: CodeInterpreterConfig;
   /**
    * Runs of this process (foreground and background) and conversation leases: heartbeat period,
    * when a silent owner's runs are failed (and its leases expire), and how many background runs
@@ -90,6 +93,7 @@ export const DEFAULT_CONFIG: Config = {
   store: { kind: 'sqlite' },
   mcp: DEFAULT_MCP_CONFIG,
   webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
+  codeInterpreter: DEFAULT_CODE_INTERPRETER_CONFIG,
   // a background run mostly waits on the upstream: several per core keep the machine busy, not swamped
   background: { heartbeatMs: 2_000, staleAfterMs: 10_000, maxConcurrent: Math.max(4, availableParallelism() * 8) },
 };
@@ -109,6 +113,8 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_WEB_SEARCH_PROVIDER: { path: ['webSearch', 'provider'], type: 'string' },
   SWITCHYARD_WEB_SEARCH_URL: { path: ['webSearch', 'baseUrl'], type: 'string' },
   SWITCHYARD_WEB_SEARCH_API_KEY: { path: ['webSearch', 'apiKey'], type: 'string' },
+  SWITCHYARD_CODE_INTERPRETER_DIR: { path: ['codeInterpreter', 'dir'], type: 'string' },
+  SWITCHYARD_CODE_INTERPRETER_PYTHON: { path: ['codeInterpreter', 'python'], type: 'string' },
   SWITCHYARD_MAX_TOOL_ROUNDS: { path: ['tools', 'maxToolRounds'], type: 'number' },
   SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
   SWITCHYARD_BACKGROUND_MAX_CONCURRENT: { path: ['background', 'maxConcurrent'], type: 'number' },

@@ -220,3 +220,4 @@ function outputText(output: unknown): string {
 function stringify(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
+

@@ -5,7 +5,7 @@ import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import type { RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
 import type { ResponseAccumulator } from './accumulator.js';
-import { scanCitations, type CitationBook } from './citations.js';
+import { scanCitations, scanFileCitations, type CitationBook } from './citations.js';
 
 /**
  * Small stream-state objects, one per open public item, each with `push()` / `finish()`.
@@ -48,6 +48,13 @@ export class MessageStream {
     }
   }
 
+  private annotateFiles(part: OutputTextPart, contentIndex: number): void {
+    for (const annotation of scanFileCitations(part.text, this.citations!.citedFiles)) {
+      part.annotations.push(annotation as OutputTextPart['annotations'][number]);
+      this.acc.emit('response.output_text.annotation.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: contentIndex, annotation_index: part.annotations.length - 1, annotation });
+    }
+  }
+
   pushRefusal(delta: string): void {
     if (this.part?.type !== 'refusal') this.openPart({ type: 'refusal', refusal: '' });
     (this.part as RefusalPart).refusal += delta;
@@ -82,6 +89,7 @@ export class MessageStream {
     if (part === null) return;
     const common = { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1 };
     if (part.type === 'output_text') {
+      if (this.citations && this.citations.citedFiles.size > 0) this.annotateFiles(part, common.content_index);
       this.acc.emit('response.output_text.done', { ...common, text: part.text, logprobs: [] });
     } else {
       this.acc.emit('response.refusal.done', { ...common, refusal: part.refusal });

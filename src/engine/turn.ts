@@ -193,7 +193,7 @@ export class Engine {
     let registry: ToolRegistry;
     let choice;
     let preludeItems: Item[];
-    const declare = { ...this.declare, request: { include: request.include } };
+    const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems] } };
     try {
       const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
       preludeItems = await discoverTools(request.tools, discover);
@@ -570,6 +570,7 @@ function latestListings(history: readonly JsonObject[], input: readonly JsonObje
 function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmitter {
   return {
     registerSources: (sources) => citations.register(sources),
+    registerFiles: (files) => citations.registerFiles(files),
     add: (item) => acc.addItem(item),
     event: (type, outputIndex, fields) => acc.emit(type, { item_id: acc.response.output[outputIndex].id, output_index: outputIndex, ...fields }),
     done: (outputIndex, item) => acc.doneItem(outputIndex, item),

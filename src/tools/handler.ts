@@ -6,6 +6,8 @@ import type { GatewayExecution, InputCheckPolicy, RegistryEntry } from './types.
 export interface RequestContext {
   /** The request's `include` list (e.g. `web_search_call.action.sources`). */
   include: readonly string[];
+  /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
+  priorItems?: readonly JsonObject[];
 }
 
 /** What declaration-side handlers may ask of the gateway. */

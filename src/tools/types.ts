@@ -73,6 +73,17 @@ export interface ItemEmitter {
   newId(prefix: string): string;
   /** Numbers sources for citation (`[n]` in the answer becomes a `url_citation`). */
   registerSources(sources: ReadonlyArray<{ url: string; title: string }>): number[];
+  /** Files a tool wrote (code_interpreter): where the answer names one, a `container_file_citation` is added. */
+  registerFiles?(files: ReadonlyArray<CitedFile>): void;
+}
+
+/** A file a gateway tool made, citable by its path in the answer. */
+export interface CitedFile {
+  containerId: string;
+  fileId: string;
+  filename: string;
+  /** As the model knows it: `/mnt/data/report.csv`. */
+  path: string;
 }
 
 /** One running gateway call, as seen by its handler. */
