@@ -8,6 +8,7 @@ import { attachResponsesWebSocket } from './http/websocket.js';
 import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
 import { setUpWebSearch } from './search/setup.js';
+import { setUpFileSearch } from './retrieval/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
 import { conversationRoutes } from './http/conversations-routes.js';
@@ -61,6 +62,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
+  const fileSearch = await setUpFileSearch(config, upstreamUrl, log);
+  if (!executions.file_search) executions.file_search = fileSearch.execution;
   const logged = new Set<string>();
   const declare: DeclareContext = {
     executionFor: (type, declaration, request = { include: [] }) => {
@@ -89,6 +92,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
     routes: [
+      ...fileSearch.routes,
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...compactRoutes({ engine, upstream, upstreamBaseUrl: upstreamUrl, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
     ],
@@ -119,6 +123,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await closed;
       clearTimeout(grace);
       await background.close();
+      await fileSearch.close();
       await upstream.close();
       await mcp.close();
       // conversations first: on PostgreSQL it shares the responses' pool, which closes last

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
 import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../search/setup.js';
 import type { StoreConfig } from '../store/open-stores.js';
+import { DEFAULT_FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../retrieval/settings.js';
 import type { UpstreamOptions } from '../upstream/client.js';
 
 /** The upstream: where it is, which dialect, and the transport settings (see UpstreamOptions). */
@@ -29,6 +30,9 @@ export interface Config {
   webSearch: WebSearchSettings;
   /** Background runs: heartbeat period and when a silent owner's runs are failed. */
   background: { heartbeatMs: number; staleAfterMs: number };
+  /** The Files API: where uploaded bytes live (null = `<dataDir>/files`) and the upload cap. */
+  files: { dir: string | null; maxUploadBytes: number };
+  fileSearch: FileSearchSettings;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -54,6 +58,8 @@ export const DEFAULT_CONFIG: Config = {
   mcp: DEFAULT_MCP_CONFIG,
   webSearch: DEFAULT_WEB_SEARCH_SETTINGS,
   background: { heartbeatMs: 2_000, staleAfterMs: 10_000 },
+  files: { dir: null, maxUploadBytes: 512 * 1024 * 1024 },
+  fileSearch: DEFAULT_FILE_SEARCH_SETTINGS,
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
@@ -73,6 +79,9 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_WEB_SEARCH_API_KEY: { path: ['webSearch', 'apiKey'], type: 'string' },
   SWITCHYARD_MAX_TOOL_ROUNDS: { path: ['tools', 'maxToolRounds'], type: 'number' },
   SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
+  SWITCHYARD_FILES_DIR: { path: ['files', 'dir'], type: 'string' },
+  SWITCHYARD_EMBEDDING_MODEL: { path: ['fileSearch', 'embeddingModel'], type: 'string' },
+  SWITCHYARD_EMBEDDINGS_URL: { path: ['fileSearch', 'embeddingsUrl'], type: 'string' },
 };
 
 /** Defaults < config file < environment < command-line flags. */
@@ -99,6 +108,8 @@ function validate(config: Config): void {
   if (!(config.tools.maxToolRounds >= 1)) throw new Error('tools.maxToolRounds must be at least 1');
   // a database URL alone selects PostgreSQL
   if (config.store.url && config.store.kind === 'sqlite' && /^postgres(ql)?:/.test(config.store.url)) config.store.kind = 'postgres';
+  if (!(config.files.maxUploadBytes >= 1)) throw new Error('files.maxUploadBytes must be at least 1');
+  if (config.fileSearch.embeddingsUrl) new URL(config.fileSearch.embeddingsUrl);
   if (config.store.kind !== 'sqlite' && config.store.kind !== 'postgres') throw new Error(`store.kind must be 'sqlite' or 'postgres', got '${String(config.store.kind)}'`);
 }
 
