@@ -28,7 +28,7 @@ export async function extractText(bytes: Uint8Array, filename: string): Promise<
     const { extractText: pdfText, getDocumentProxy } = await import('unpdf');
     try {
       // a copy: pdf.js takes ownership of (detaches) the buffer it is given
-      const pdf = await getDocumentProxy(new Uint8Array(bytes));
+      const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
       const { text } = await pdfText(pdf, { mergePages: true });
       return text;
     } catch (err) {

@@ -74,12 +74,15 @@ export class IngestionService {
 
   private idle(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        const at = this.wakers.indexOf(done);
+        if (at !== -1) this.wakers.splice(at, 1);
+        resolve();
+      };
       const timer = setTimeout(done, IDLE_POLL_MS);
       timer.unref();
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
       this.wakers.push(done);
       signal.addEventListener('abort', done, { once: true });
     });
