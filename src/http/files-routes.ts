@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import { GatewayError, invalidRequest, notFound } from '../errors.js';
-import { BlobStore } from '../files/blobs.js';
+import { BlobTooLargeError, type BlobStore } from '../files/blobs.js';
 import { DEFAULT_OWNER, type FileRecord, type FileSearchStore } from '../files/store.js';
 import { newId } from '../util/ids.js';
 import { sendJson } from './json.js';
@@ -114,7 +114,7 @@ async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<Fil
   let fileCount = 0;
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { fileSize: deps.maxUploadBytes, files: 2, fields: 20, fieldSize: 4096 } });
+    parser = busboy({ headers: req.headers, limits: { fileSize: deps.maxUploadBytes + 1, files: 2, fields: 20, fieldSize: 4096 } });
   } catch (err) {
     throw invalidRequest(`The multipart body cannot be parsed: ${(err as Error).message}`, null, 'invalid_request');
   }
@@ -142,7 +142,11 @@ async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<Fil
   });
   req.pipe(parser);
   try {
-    await done;
+    try {
+      await done;
+    } catch (err) {
+      throw err instanceof BlobTooLargeError ? tooLarge(deps.maxUploadBytes) : err;
+    }
     if (truncated) throw tooLarge(deps.maxUploadBytes);
     if (filename === undefined) throw invalidRequest("Missing required parameter: 'file'.", 'file', 'missing_required_parameter');
     const purpose = fields.purpose;
