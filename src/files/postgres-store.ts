@@ -301,7 +301,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
     // terms are bare words (letters, digits, _): quoted lexemes OR-ed, never tsquery syntax errors
     const query = terms.map((t) => `'${t}'`).join(' | ');
     const rows = await this.rows<{ id: number; score: number }>(
-      `SELECT id, ts_rank_cd(tsv, q)::float8 AS score FROM ${this.s}.fs_chunks, to_tsquery('english', $2) q
+      `SELECT id, ts_rank(tsv, q)::float8 AS score FROM ${this.s}.fs_chunks, to_tsquery('english', $2) q
        WHERE store_id = $1 AND tsv @@ q AND ($3::text[] IS NULL OR file_id = ANY($3::text[]))
        ORDER BY score DESC, id LIMIT $4`,
       [storeId, query, fileIds, limit],

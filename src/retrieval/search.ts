@@ -79,8 +79,10 @@ export class Retriever {
       for (let q = 0; q < queries.length; q++) {
         const useKeyword = request.mode !== 'vector';
         const useVector = request.mode !== 'keyword' && queryVectors !== null && vectors !== undefined && vectors.fileIds.length > 0;
-        const keywordRanks = useKeyword ? await this.store.keywordSearch(storeId, queryTerms(queries[q]), allowedIds, candidates) : [];
+        // the keyword query runs in the database while the vector scan runs here
+        const keywordPending = useKeyword ? this.store.keywordSearch(storeId, queryTerms(queries[q]), allowedIds, candidates) : Promise.resolve([]);
         const vectorRanks = useVector ? nearest(vectors, queryVectors![q], allowedSet, candidates) : [];
+        const keywordRanks = await keywordPending;
         const wText = useKeyword ? request.weights.text : 0;
         const wEmbed = useVector ? request.weights.embedding : 0;
         const max = (wText + wEmbed) / (RRF_K + 1);
@@ -145,27 +147,49 @@ export class Retriever {
   }
 }
 
-/** The exact scan: the `limit` chunks with the highest cosine similarity (> 0) among allowed files. */
+/**
+ * The exact scan: the `limit` chunks with the highest cosine similarity (> 0) among allowed files.
+ * One pass over the matrix (dot products unrolled by four) keeping a small sorted top list:
+ * after the first rows few candidates beat the list's floor, so it costs little beyond the pass.
+ */
 export function nearest(vectors: StoredVectors, query: Float32Array, allowed: Set<string> | null, limit: number): Array<{ chunkId: number; fileId: string; similarity: number }> {
   const { matrix, dimensions, chunkIds, fileIds } = vectors;
-  if (query.length !== dimensions) return [];
-  const top: Array<{ chunkId: number; fileId: string; similarity: number }> = [];
+  if (query.length !== dimensions || limit < 1) return [];
+  const topScore = new Float64Array(limit);
+  const topRow = new Int32Array(limit);
+  let size = 0;
   let floor = 0;
+  const tail = dimensions - (dimensions % 4);
   for (let row = 0; row < fileIds.length; row++) {
-    if (allowed && !allowed.has(fileIds[row])) continue;
-    let dot = 0;
+    if (allowed !== null && !allowed.has(fileIds[row])) continue;
     const base = row * dimensions;
-    for (let d = 0; d < dimensions; d++) dot += matrix[base + d] * query[d];
-    if (dot <= floor) continue;
-    top.push({ chunkId: chunkIds[row], fileId: fileIds[row], similarity: dot });
-    if (top.length > limit * 2) {
-      top.sort((a, b) => b.similarity - a.similarity);
-      top.length = limit;
-      floor = top[limit - 1].similarity;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let e = 0;
+    for (let d = 0; d < tail; d += 4) {
+      a += matrix[base + d] * query[d];
+      b += matrix[base + d + 1] * query[d + 1];
+      c += matrix[base + d + 2] * query[d + 2];
+      e += matrix[base + d + 3] * query[d + 3];
     }
+    let dot = a + b + c + e;
+    for (let d = tail; d < dimensions; d++) dot += matrix[base + d] * query[d];
+    if (dot <= floor) continue;
+    // insert into the sorted (descending) top list, dropping its last entry when full
+    let at = size < limit ? size++ : limit - 1;
+    while (at > 0 && topScore[at - 1] < dot) {
+      topScore[at] = topScore[at - 1];
+      topRow[at] = topRow[at - 1];
+      at--;
+    }
+    topScore[at] = dot;
+    topRow[at] = row;
+    if (size === limit) floor = topScore[limit - 1];
   }
-  top.sort((a, b) => b.similarity - a.similarity || a.chunkId - b.chunkId);
-  return top.slice(0, limit);
+  const out: Array<{ chunkId: number; fileId: string; similarity: number }> = [];
+  for (let i = 0; i < size; i++) out.push({ chunkId: chunkIds[topRow[i]], fileId: fileIds[topRow[i]], similarity: topScore[i] });
+  return out;
 }
 
 function round(score: number): number {
