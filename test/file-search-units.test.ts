@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { CitationBook, takeFileCitations } from '../src/engine/citations.js';
 import { normalize } from '../src/retrieval/embedder.js';
-import { chunkText, chunkingProblem, countTokens } from '../src/retrieval/chunker.js';
+import { chunkText, countTokens } from '../src/retrieval/chunker.js';
+import { chunkingProblem } from '../src/retrieval/chunking-strategy.js';
 import { matchesFilter, parseFilter } from '../src/retrieval/filters.js';
 import { queryTerms } from '../src/retrieval/query-terms.js';
 import { nearest } from '../src/retrieval/search.js';

@@ -199,6 +199,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const response = await client.responses.create({ model: 'sim', input: scripted(script), tools: [{ type: 'file_search', vector_store_ids: [storeId] }] });
       expect(response.output.find((o) => o.type === 'file_search_call')).toMatchObject({ status: 'failed' });
       expect(response.status).toBe('completed');
+      // a store that does not exist fails the call too, and the model is told why
+      const missing = { rounds: [{ tool_calls: [{ name: 'file_search', arguments: { queries: ['aurora'] } }] }, { text: 'sorry' }] };
+      const second = await client.responses.create({ model: 'sim', input: scripted(missing), tools: [{ type: 'file_search', vector_store_ids: ['vs_does_not_exist'] }] });
+      expect(second.output.find((o) => o.type === 'file_search_call')).toMatchObject({ status: 'failed', queries: ['aurora'] });
+      const told = tg.simulator.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+      expect(told.content).toContain("vector store 'vs_does_not_exist' not found");
     });
 
     it('detaches, batches, cancels and deletes', async () => {

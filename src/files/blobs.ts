@@ -12,9 +12,9 @@ export class BlobTooLargeError extends Error {}
  * to a temporary name and are renamed into place when complete, so a reader never sees half a file.
  */
 export class BlobStore {
-  constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
-  }
+  private made = false;
+
+  constructor(readonly dir: string) {}
 
   private path(id: string): string {
     // ids are minted by the gateway (`file-` + hex), never taken from a client as a path
@@ -26,6 +26,11 @@ export class BlobStore {
   async write(id: string, source: Readable, maxBytes: number): Promise<number> {
     const final = this.path(id);
     const partial = `${final}.partial`;
+    // made on the first upload, so a gateway that never stores a file leaves no folder behind
+    if (!this.made) {
+      mkdirSync(this.dir, { recursive: true });
+      this.made = true;
+    }
     let size = 0;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {

@@ -1,6 +1,6 @@
 import { invalidRequest } from '../errors.js';
 import type { Attributes, ChunkingStrategy, ExpiresAfter } from '../files/store.js';
-import { AUTO_CHUNKING, chunkingProblem } from './chunker.js';
+import { AUTO_CHUNKING, chunkingProblem } from './chunking-strategy.js';
 import { parseFilter, type AttributeFilter } from './filters.js';
 
 /**

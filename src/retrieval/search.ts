@@ -68,6 +68,8 @@ export class Retriever {
     const attributesByFile = new Map<string, Attributes>();
 
     for (const storeId of request.storeIds) {
+      // a store that does not exist (or is not this tenant's) is an error, never "no results"
+      if ((await this.store.getStore(request.owner, storeId)) === undefined) throw new Error(`vector store '${storeId}' not found`);
       const files = await this.store.storeFileAttributes(request.owner, storeId);
       const allowed = request.filter ? files.filter((f) => matchesFilter(request.filter!, f.attributes)) : files;
       if (allowed.length === 0) continue;

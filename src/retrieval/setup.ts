@@ -6,9 +6,6 @@ import { BlobStore } from '../files/blobs.js';
 import { PostgresFileSearchStore } from '../files/postgres-store.js';
 import { SqliteFileSearchStore } from '../files/sqlite-store.js';
 import type { FileSearchStore } from '../files/store.js';
-import { filesRoutes } from '../http/files-routes.js';
-import type { Route } from '../http/router.js';
-import { vectorStoresRoutes } from '../http/vector-stores-routes.js';
 import { HttpEmbedder } from './embedder.js';
 import { fileSearchExecutionFactory } from './file-search-tool.js';
 import { IngestionService } from './ingestion.js';
@@ -23,7 +20,6 @@ export interface FileSearchService {
   blobs: BlobStore;
   ingestion: IngestionService;
   retriever: Retriever;
-  routes: Route[];
   /** The execution side of the `file_search` tool type. */
   execution: ExecutionFactory;
   close(): Promise<void>;
@@ -32,7 +28,8 @@ export interface FileSearchService {
 /**
  * Files, vector stores and file_search, composed: the metadata/retrieval store beside the
  * responses (same SQLite file or PostgreSQL schema), blobs on disk, the embedder on the upstream
- * (or `fileSearch.embeddingsUrl`), ingestion workers, and the HTTP routes.
+ * (or `fileSearch.embeddingsUrl`), ingestion workers and the retriever. The HTTP routes over
+ * them are mounted by the composition root (src/app.ts).
  */
 export async function setUpFileSearch(config: Config, upstreamUrl: string, log: Logger): Promise<FileSearchService> {
   const settings = config.fileSearch;
@@ -52,16 +49,11 @@ export async function setUpFileSearch(config: Config, upstreamUrl: string, log: 
   const ingestion = new IngestionService({ store, blobs, pool, embedder, settings, log, singleProcess: config.store.kind === 'sqlite' });
   const retriever = new Retriever(store, embedder);
   await ingestion.start();
-  const routes = [
-    ...filesRoutes({ store, blobs, maxUploadBytes: config.files.maxUploadBytes }),
-    ...vectorStoresRoutes({ store, retriever, notifyIngestion: () => ingestion.notify(), maxBodyBytes: config.limits.maxBodyBytes, pollAfterMs: settings.pollAfterMs }),
-  ];
   return {
     store,
     blobs,
     ingestion,
     retriever,
-    routes,
     execution: fileSearchExecutionFactory(retriever, config.tools.timeoutsMs.file_search ?? FILE_SEARCH_TIMEOUT_MS),
     async close() {
       await ingestion.close();
