@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../src/simulate/server.js';
 import { readSse, scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
+import { checkStreamInvariants } from './helpers/spec.js';
 
 const FIXTURES = new URL('./fixtures/files/', import.meta.url);
 const fixture = (name: string) => new URL(name, FIXTURES);
@@ -124,6 +125,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       if (lowest < threshold) expect(cut.data.length).toBeLessThan(all.data.length);
     });
 
+    it('weighs the keyword and vector sides by ranking_options.hybrid_search', async () => {
+      // the SDK types hybrid_search only on the tool's ranking_options; the endpoint takes it too
+      const keywordOnly = await client.vectorStores.search(storeId, { query: 'Dutch oven', ranking_options: { hybrid_search: { embedding_weight: 0, text_weight: 1 } } as any });
+      expect(keywordOnly.data.length).toBeGreaterThan(0);
+      // with no weight on vectors only keyword matches can rank
+      expect(keywordOnly.data.every((h) => /oven|dutch/i.test(h.content[0].text))).toBe(true);
+      const vectorOnly = await client.vectorStores.search(storeId, { query: 'Dutch oven', max_num_results: 20, ranking_options: { hybrid_search: { embedding_weight: 1, text_weight: 0 } } as any });
+      expect(vectorOnly.data[0].file_id).toBe(ids.md);
+      expect(vectorOnly.data.length).toBeGreaterThanOrEqual(keywordOnly.data.length);
+    });
+
     it('never turns a question into a full-text syntax error', async () => {
       for (const query of ['what is "NOT" (the) AND OR aurora*?', 'NEAR(a b) : ^ - " \' ;', '???']) {
         const page = await client.vectorStores.search(storeId, { query });
@@ -192,6 +204,19 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const part = completed.response.output.find((o: any) => o.type === 'message').content[0];
       expect(part.text).toBe(deltas);
       expect(part.annotations).toEqual(added);
+      expect(checkStreamInvariants(events)).toEqual([]);
+
+      // the same through the SDK's streaming helper
+      const stream = client.responses.stream({ model: 'sim', input: scripted(script), tools: [{ type: 'file_search', vector_store_ids: [storeId] }], include: ['file_search_call.results'] });
+      const seen: string[] = [];
+      stream.on('event', (e) => seen.push(e.type));
+      const final = await stream.finalResponse();
+      expect(seen).toEqual(expect.arrayContaining(['response.file_search_call.searching', 'response.output_text.annotation.added']));
+      expect(final.output_text).toBe('Zephyr revenue grew 42 percent. Margins fell.');
+      const call = final.output.find((o) => o.type === 'file_search_call')!;
+      expect(call.results?.[0]?.file_id).toBe(ids.docx);
+      const text = final.output.find((o) => o.type === 'message')!.content[0] as OpenAI.Responses.ResponseOutputText;
+      expect(text.annotations.map((a) => (a as any).file_id)).toEqual([ids.docx, ids.docx]);
     });
 
     it('fails the call (not an empty result) when the search cannot run', async () => {
