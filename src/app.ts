@@ -12,11 +12,14 @@ import { createImageUrlHandler } from './net/image-inline.js';
 import { setUpWebSearch } from './search/setup.js';
 import { setUpCodeInterpreter } from './containers/setup.js';
 import { containerRoutes } from './http/containers-routes.js';
+import { setUpFileSearch } from './retrieval/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
 import { messagesRoutes } from './http/messages-routes.js';
+import { filesRoutes } from './http/files-routes.js';
+import { vectorStoresRoutes } from './http/vector-stores-routes.js';
 import type { ResponseStore } from './store/store.js';
 import type { DeclareContext, RequestContext } from './tools/handler.js';
 import type { GatewayExecution } from './tools/types.js';
@@ -66,6 +69,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
+  const fileSearch = await setUpFileSearch(config, upstreamUrl, log);
+  if (!executions.file_search) executions.file_search = fileSearch.execution;
   const codeInterpreter = config.codeInterpreter.enabled
     ? await setUpCodeInterpreter(config.codeInterpreter, config.dataDir, stores.responses, log, { perCallTimeoutMs: config.tools.timeoutsMs.code_interpreter })
     : undefined;
@@ -106,6 +111,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
     routes: [
+      ...filesRoutes({ store: fileSearch.store, blobs: fileSearch.blobs, maxUploadBytes: config.files.maxUploadBytes }),
+      ...vectorStoresRoutes({ store: fileSearch.store, retriever: fileSearch.retriever, notifyIngestion: () => fileSearch.ingestion.notify(), maxBodyBytes: config.limits.maxBodyBytes, pollAfterMs: config.fileSearch.pollAfterMs }),
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...(codeInterpreter ? containerRoutes(codeInterpreter.service, { maxBodyBytes: config.limits.maxBodyBytes, maxUploadBytes: config.codeInterpreter.maxUploadBytes }) : []),
       ...compactRoutes({ engine, upstream, upstreamBaseUrl: upstreamUrl, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
@@ -139,6 +146,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       clearTimeout(grace);
       ownership.close();
       await background.close();
+      await fileSearch.close();
       await upstream.close();
       await mcp.close();
       await codeInterpreter?.close();

@@ -4,6 +4,7 @@ import { DEFAULT_CODE_INTERPRETER_CONFIG, type CodeInterpreterConfig } from '../
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../mcp/service.js';
 import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../search/setup.js';
 import type { StoreConfig } from '../store/open-stores.js';
+import { DEFAULT_FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../retrieval/settings.js';
 import type { UpstreamOptions } from '../upstream/client.js';
 
 /** The upstream: where it is, which dialect, and the transport settings (see UpstreamOptions). */
@@ -61,6 +62,9 @@ export interface Config {
    * run at once here (the rest wait in the store's FIFO queue).
    */
   background: { heartbeatMs: number; staleAfterMs: number; maxConcurrent: number };
+  /** The Files API: where uploaded bytes live (null = `<dataDir>/files`) and the upload cap. */
+  files: { dir: string | null; maxUploadBytes: number };
+  fileSearch: FileSearchSettings;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -96,6 +100,8 @@ export const DEFAULT_CONFIG: Config = {
   codeInterpreter: DEFAULT_CODE_INTERPRETER_CONFIG,
   // a background run mostly waits on the upstream: several per core keep the machine busy, not swamped
   background: { heartbeatMs: 2_000, staleAfterMs: 10_000, maxConcurrent: Math.max(4, availableParallelism() * 8) },
+  files: { dir: null, maxUploadBytes: 512 * 1024 * 1024 },
+  fileSearch: DEFAULT_FILE_SEARCH_SETTINGS,
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
@@ -119,6 +125,9 @@ const ENV: Record<string, { path: string[]; type: 'string' | 'number' }> = {
   SWITCHYARD_MAX_CONCURRENT_GATEWAY_CALLS: { path: ['tools', 'maxConcurrentGatewayCalls'], type: 'number' },
   SWITCHYARD_BACKGROUND_MAX_CONCURRENT: { path: ['background', 'maxConcurrent'], type: 'number' },
   SWITCHYARD_TOOLS_GRAMMAR: { path: ['tools', 'grammar'], type: 'string' },
+  SWITCHYARD_FILES_DIR: { path: ['files', 'dir'], type: 'string' },
+  SWITCHYARD_EMBEDDING_MODEL: { path: ['fileSearch', 'embeddingModel'], type: 'string' },
+  SWITCHYARD_EMBEDDINGS_URL: { path: ['fileSearch', 'embeddingsUrl'], type: 'string' },
 };
 
 /** Defaults < config file < environment < command-line flags. */
@@ -155,6 +164,8 @@ function validate(config: Config): void {
   }
   // a database URL alone selects PostgreSQL
   if (config.store.url && config.store.kind === 'sqlite' && /^postgres(ql)?:/.test(config.store.url)) config.store.kind = 'postgres';
+  if (!(config.files.maxUploadBytes >= 1)) throw new Error('files.maxUploadBytes must be at least 1');
+  if (config.fileSearch.embeddingsUrl) new URL(config.fileSearch.embeddingsUrl);
   if (config.store.kind !== 'sqlite' && config.store.kind !== 'postgres') throw new Error(`store.kind must be 'sqlite' or 'postgres', got '${String(config.store.kind)}'`);
 }
 

@@ -1,11 +1,11 @@
 import type { ModelItem } from '../protocol/model.js';
 import { JsonStringFieldDecoder } from '../protocol/json-string-field.js';
-import { ID_PREFIX, type CustomToolCallItem, type FunctionCallItem, type OutputMessageItem, type OutputTextPart, type ReasoningItem, type RefusalPart, type ToolSearchCallItem } from '../protocol/responses.js';
+import { ID_PREFIX, type Annotation, type CustomToolCallItem, type FunctionCallItem, type OutputMessageItem, type OutputTextPart, type ReasoningItem, type RefusalPart, type ToolSearchCallItem } from '../protocol/responses.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import type { RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
 import type { ResponseAccumulator } from './accumulator.js';
-import { scanCitations, scanFileCitations, type CitationBook } from './citations.js';
+import { scanCitations, scanFileCitations, takeFileCitations, type CitationBook } from './citations.js';
 
 /**
  * Small stream-state objects, one per open public item, each with `push()` / `finish()`.
@@ -17,6 +17,8 @@ export class MessageStream {
   private readonly outputIndex: number;
   private part: OutputTextPart | RefusalPart | null = null;
   private citationScan = 0;
+  /** Text held back because it may be the start of a file marker cut by a delta boundary. */
+  private heldText = '';
 
   /** With a citation book, `[n]` markers naming known sources become `url_citation` annotations. */
   constructor(private readonly acc: ResponseAccumulator, private readonly citations?: CitationBook) {
@@ -26,26 +28,41 @@ export class MessageStream {
 
   pushText(delta: string): void {
     if (this.part?.type !== 'output_text') this.openPart({ type: 'output_text', text: '', annotations: [], logprobs: [] });
+    if (this.citations?.hasFiles) return this.pushCitingFiles(delta, false);
+    this.appendText(delta);
+  }
+
+  private appendText(delta: string): void {
     const part = this.part as OutputTextPart;
     part.text += delta;
     const contentIndex = this.item.content.length - 1;
     this.acc.emit('response.output_text.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: contentIndex, delta, logprobs: [] });
-    if (this.citations && this.citations.size > 0) this.annotate(part, contentIndex);
+    if (this.citations && this.citations.size > 0) {
+      const { annotations, next } = scanCitations(part.text, this.citationScan, this.citations);
+      this.citationScan = next;
+      for (const annotation of annotations) this.addAnnotation(annotation);
+    }
   }
 
-  private annotate(part: OutputTextPart, contentIndex: number): void {
-    const { annotations, next } = scanCitations(part.text, this.citationScan, this.citations!);
-    this.citationScan = next;
-    for (const annotation of annotations) {
-      part.annotations.push(annotation);
-      this.acc.emit('response.output_text.annotation.added', {
-        item_id: this.item.id,
-        output_index: this.outputIndex,
-        content_index: contentIndex,
-        annotation_index: part.annotations.length - 1,
-        annotation,
-      });
-    }
+  /** File sources were shown: their `[n]` markers leave the text and become `file_citation`s. */
+  private pushCitingFiles(delta: string, final: boolean): void {
+    const part = this.part as OutputTextPart;
+    const { emit, held, annotations } = takeFileCitations(this.heldText + delta, part.text.length, this.citations!, final);
+    this.heldText = held;
+    if (emit.length > 0) this.appendText(emit);
+    for (const annotation of annotations) this.addAnnotation(annotation);
+  }
+
+  private addAnnotation(annotation: Annotation): void {
+    const part = this.part as OutputTextPart;
+    part.annotations.push(annotation);
+    this.acc.emit('response.output_text.annotation.added', {
+      item_id: this.item.id,
+      output_index: this.outputIndex,
+      content_index: this.item.content.length - 1,
+      annotation_index: part.annotations.length - 1,
+      annotation,
+    });
   }
 
   private annotateFiles(part: OutputTextPart, contentIndex: number): void {
@@ -85,6 +102,7 @@ export class MessageStream {
   }
 
   private closePart(): void {
+    if (this.heldText.length > 0 && this.part?.type === 'output_text') this.pushCitingFiles('', true);
     const part = this.part;
     if (part === null) return;
     const common = { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1 };

@@ -13,7 +13,8 @@ export interface InputFilePart { type: 'input_file'; file_id?: string | null; fi
 export type InputContentPart = InputTextPart | InputImagePart | InputFilePart;
 
 export interface UrlCitation { type: 'url_citation'; url: string; title: string; start_index: number; end_index: number }
-export type Annotation = UrlCitation | ({ type: string } & JsonObject);
+export interface FileCitation { type: 'file_citation'; file_id: string; filename: string; index: number }
+export type Annotation = UrlCitation | FileCitation | ({ type: string } & JsonObject);
 
 export interface OutputTextPart { type: 'output_text'; text: string; annotations: Annotation[]; logprobs?: unknown[] }
 export interface RefusalPart { type: 'refusal'; refusal: string }

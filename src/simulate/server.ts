@@ -14,6 +14,7 @@ import {
   type ChatEncodeContext,
 } from './chat-stream.js';
 import { buildResponse, buildResponsesEvents, newResponseId, responsesErrorEvent } from './responses-stream.js';
+import { embeddingsResponse } from './embeddings.js';
 import { chatRequestToSim, planRound, responsesRequestToSim, type RoundPlan, type SimRequest } from './script.js';
 
 export interface SimulatorOptions {
@@ -21,6 +22,8 @@ export interface SimulatorOptions {
   host?: string /* default 127.0.0.1 */;
   modelName?: string /* default "switchyard-sim" */;
   defaultDelayMs?: number /* default 0 */;
+  /** Delay before each `/v1/embeddings` answer (default 0). */
+  embeddingsDelayMs?: number;
 }
 
 export interface SimulatorRequestRecord {
@@ -112,6 +115,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const host = opts.host ?? '127.0.0.1';
   const modelName = opts.modelName ?? 'switchyard-sim';
   const defaultDelayMs = opts.defaultDelayMs ?? 0;
+  const embeddingsDelayMs = opts.embeddingsDelayMs ?? 0;
   const startedAt = Math.floor(Date.now() / 1000);
   const modelsBody = JSON.stringify({
     object: 'list',
@@ -141,7 +145,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/v1/responses')) {
+    if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/v1/responses' || path === '/v1/embeddings')) {
       readBody(req, res, path);
     } else if (req.method === 'GET' && path === '/v1/models') {
       res.writeHead(200, JSON_HEADERS);
@@ -149,7 +153,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     } else if (req.method === 'GET' && path === '/health') {
       res.writeHead(200);
       res.end();
-    } else if (path === '/v1/models' || path === '/v1/chat/completions' || path === '/v1/responses' || path === '/health') {
+    } else if (path === '/v1/models' || path === '/v1/chat/completions' || path === '/v1/responses' || path === '/v1/embeddings' || path === '/health') {
       sendJson(res, 405, { detail: 'Method Not Allowed' }); // FastAPI's shape, as vLLM answers
     } else {
       sendJson(res, 404, { detail: 'Not Found' });
@@ -206,6 +210,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       });
 
       if (bad !== null) return sendJson(res, 400, errorBody(400, bad, 'BadRequestError'));
+      if (path === '/v1/embeddings') {
+        const answer = embeddingsResponse(body, modelName);
+        if (typeof answer === 'string') return sendJson(res, 400, errorBody(400, answer, 'BadRequestError'));
+        if (!embeddingsDelayMs) return sendJson(res, 200, answer);
+        void ex.sleep(embeddingsDelayMs).then((open) => open && sendJson(res, 200, answer));
+        return;
+      }
       const sim =
         path === '/v1/responses' ? responsesRequestToSim(body, modelName) : chatRequestToSim(body, modelName);
       if (typeof sim === 'string') return sendJson(res, 400, errorBody(400, sim, 'BadRequestError'));

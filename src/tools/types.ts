@@ -63,6 +63,9 @@ export interface ToolOutcome {
   detail?: unknown;
 }
 
+/** Something the model may cite as `[n]`: a web page or an uploaded file. */
+export type CitationSource = { url: string; title: string } | { fileId: string; filename: string };
+
 /** Opens and closes public items for a gateway call; a thin view of the response accumulator. */
 export interface ItemEmitter {
   /** Appends an item and announces it; returns its output index. */
@@ -71,8 +74,8 @@ export interface ItemEmitter {
   event(type: string, outputIndex: number, fields?: Record<string, unknown>): void;
   done(outputIndex: number, item: Item): void;
   newId(prefix: string): string;
-  /** Numbers sources for citation (`[n]` in the answer becomes a `url_citation`). */
-  registerSources(sources: ReadonlyArray<{ url: string; title: string }>): number[];
+  /** Numbers sources for citation (`[n]` in the answer becomes a `url_citation` or a `file_citation`). */
+  registerSources(sources: ReadonlyArray<CitationSource>): number[];
   /** Files a tool wrote (code_interpreter): where the answer names one, a `container_file_citation` is added. */
   registerFiles?(files: ReadonlyArray<CitedFile>): void;
 }

@@ -1,5 +1,10 @@
+import { GatewayError } from '../../errors.js';
+import { parseSearchOptions } from '../../retrieval/request-options.js';
 import { ToolDeclarationError } from '../types.js';
 import { hostedToolHandler } from './hosted.js';
+
+/** The model-visible function of `file_search`. */
+export const FILE_SEARCH_FUNCTION = 'file_search';
 
 export const fileSearchHandler = hostedToolHandler({
   types: ['file_search'],
@@ -10,17 +15,26 @@ export const fileSearchHandler = hostedToolHandler({
     if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) {
       throw new ToolDeclarationError(`Missing required parameter: '${param}.vector_store_ids'.`, `${param}.vector_store_ids`, 'missing_required_parameter');
     }
-    const max = raw.max_num_results;
-    if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 50)) {
-      throw new ToolDeclarationError(`Invalid '${param}.max_num_results': expected an integer from 1 to 50.`, `${param}.max_num_results`, 'invalid_value');
+    try {
+      // max_num_results (1–50), ranking_options and filters: validated here, so a bad one is a 400
+      parseSearchOptions(raw, param, 10);
+    } catch (err) {
+      if (err instanceof GatewayError) throw new ToolDeclarationError(err.message, err.param ?? param, err.code ?? 'invalid_value');
+      throw err;
     }
     return raw;
   },
   functions: () => [
     {
-      name: 'file_search',
-      description: 'Search the attached files. Returns the most relevant passages.',
-      parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to look for.' } }, required: ['query'], additionalProperties: false },
+      name: FILE_SEARCH_FUNCTION,
+      description:
+        "Search the user's uploaded files. Give one or more search queries (rephrase the question, add key terms). Returns numbered passages [n] with their file names. Cite the passages you use as [n] right after the statement they support.",
+      parameters: {
+        type: 'object',
+        properties: { queries: { type: 'array', items: { type: 'string' }, description: 'Search queries, one or more.' } },
+        required: ['queries'],
+        additionalProperties: false,
+      },
     },
   ],
 });

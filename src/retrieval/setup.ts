@@ -1,0 +1,64 @@
+import { join } from 'node:path';
+import type { ExecutionFactory } from '../app.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../engine/turn.js';
+import { BlobStore } from '../files/blobs.js';
+import { PostgresFileSearchStore } from '../files/postgres-store.js';
+import { SqliteFileSearchStore } from '../files/sqlite-store.js';
+import type { FileSearchStore } from '../files/store.js';
+import { HttpEmbedder } from './embedder.js';
+import { fileSearchExecutionFactory } from './file-search-tool.js';
+import { IngestionService } from './ingestion.js';
+import { Retriever } from './search.js';
+import { ExtractionPool } from './worker-pool.js';
+
+/** Default per-call timeout of the file_search tool (the operator's `tools.timeoutsMs.file_search` wins). */
+const FILE_SEARCH_TIMEOUT_MS = 30_000;
+
+export interface FileSearchService {
+  store: FileSearchStore;
+  blobs: BlobStore;
+  ingestion: IngestionService;
+  retriever: Retriever;
+  /** The execution side of the `file_search` tool type. */
+  execution: ExecutionFactory;
+  close(): Promise<void>;
+}
+
+/**
+ * Files, vector stores and file_search, composed: the metadata/retrieval store beside the
+ * responses (same SQLite file or PostgreSQL schema), blobs on disk, the embedder on the upstream
+ * (or `fileSearch.embeddingsUrl`), ingestion workers and the retriever. The HTTP routes over
+ * them are mounted by the composition root (src/app.ts).
+ */
+export async function setUpFileSearch(config: Config, upstreamUrl: string, log: Logger): Promise<FileSearchService> {
+  const settings = config.fileSearch;
+  let store: FileSearchStore;
+  if (config.store.kind === 'postgres') {
+    store = await PostgresFileSearchStore.open(config.store.url!, { schema: config.store.schema, max: Math.max(2, Math.ceil((config.store.maxConnections ?? 10) / 2)), onError: (err) => log.warn({ err }, 'file_search store: idle connection error') });
+    log.warn({}, 'file_search on PostgreSQL: keyword search uses tsvector; vectors are scanned exactly (pgvector is not used)');
+  } else {
+    store = new SqliteFileSearchStore(config.dataDir);
+  }
+  const blobs = new BlobStore(config.files.dir ?? join(config.dataDir, 'files'));
+  const embedder = settings.embeddingModel
+    ? new HttpEmbedder({ baseUrl: settings.embeddingsUrl ?? upstreamUrl, apiKey: settings.embeddingsApiKey ?? config.upstream.apiKey, model: settings.embeddingModel, batchSize: settings.embeddingBatchSize })
+    : null;
+  if (!embedder) log.warn({}, 'file_search: no embedding model configured (fileSearch.embeddingModel): vector stores are keyword-only');
+  const pool = new ExtractionPool(Math.max(1, settings.workerThreads));
+  const ingestion = new IngestionService({ store, blobs, pool, embedder, settings, log, singleProcess: config.store.kind === 'sqlite' });
+  const retriever = new Retriever(store, embedder);
+  await ingestion.start();
+  return {
+    store,
+    blobs,
+    ingestion,
+    retriever,
+    execution: fileSearchExecutionFactory(retriever, config.tools.timeoutsMs.file_search ?? FILE_SEARCH_TIMEOUT_MS),
+    async close() {
+      await ingestion.close();
+      await pool.close();
+      await store.close();
+    },
+  };
+}
