@@ -72,7 +72,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const fileSearch = await setUpFileSearch(config, upstreamUrl, log);
   if (!executions.file_search) executions.file_search = fileSearch.execution;
   const codeInterpreter = config.codeInterpreter.enabled
-    ? await setUpCodeInterpreter(config.codeInterpreter, config.dataDir, stores.responses, log, { perCallTimeoutMs: config.tools.timeoutsMs.code_interpreter })
+    ? await setUpCodeInterpreter(config.codeInterpreter, config.dataDir, stores.responses, log, {
+        perCallTimeoutMs: config.tools.timeoutsMs.code_interpreter,
+        // input `file_ids` are copied in from the Files API (the uploader's files only)
+        files: {
+          async read(fileId, owner) {
+            const file = await fileSearch.store.getFile(owner, fileId);
+            return file ? { filename: file.filename, data: await fileSearch.blobs.readAll(file.id) } : undefined;
+          },
+        },
+      })
     : undefined;
   if (codeInterpreter && !executions.code_interpreter) executions.code_interpreter = codeInterpreter.execution;
   const logged = new Set<string>();

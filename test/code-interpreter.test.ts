@@ -183,6 +183,34 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
     await client.containers.delete(container.id);
   }, 120_000);
 
+  it('copies input file_ids from the Files API into the container (containers.create and auto)', async () => {
+    const file = await client.files.create({ file: await toFile(Buffer.from('a,b\n5,6\n7,8\n'), 'table.csv'), purpose: 'user_data' });
+    const container = await client.containers.create({ name: 'with files', file_ids: [file.id] });
+    const files = [];
+    for await (const f of client.containers.files.list(container.id)) files.push(f);
+    expect(files).toEqual([expect.objectContaining({ path: '/mnt/data/table.csv', bytes: 12 })]);
+
+    const response = await client.responses.create({
+      model: 'sim',
+      input: scripted({ rounds: [python('import pandas as pd\nprint(pd.read_csv("/mnt/data/table.csv")["b"].sum())'), { text: 'ok' }] }),
+      tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: [file.id] } }],
+      include: ['code_interpreter_call.outputs'],
+    });
+    const call = response.output.find((i): i is ResponseCodeInterpreterToolCall => i.type === 'code_interpreter_call')!;
+    expect(call.outputs).toEqual([{ type: 'logs', logs: '14\n' }]);
+
+    // an id the Files API does not hold: the call fails and the model is told, the turn goes on
+    const missing = await client.responses.create({
+      model: 'sim',
+      input: scripted({ rounds: [python('1'), { text: 'no file' }] }),
+      tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file_doesnotexist'] } }],
+    });
+    expect(missing.status).toBe('completed');
+    expect(missing.output.find((i) => i.type === 'code_interpreter_call')).toMatchObject({ status: 'failed' });
+    const told = (gw.simulator.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool')!;
+    expect(told.content).toContain('file_doesnotexist');
+  }, 120_000);
+
   it('refuses bad container requests with OpenAI-shaped 400s', async () => {
     const bad = async (promise: Promise<unknown>, param: string) => {
       const err = await promise.then(() => undefined, (e: unknown) => e);
@@ -190,10 +218,9 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
       expect((err as BadRequestError).param).toBe(param);
     };
     await bad(client.containers.create({ name: 'x', memory_limit: 'lots' as never }), 'memory_limit');
-    await bad(client.containers.create({ name: 'x', file_ids: ['file_1'] }), 'file_ids');
+    await bad(client.containers.create({ name: 'x', file_ids: ['file_1'] }), 'file_ids[0]'); // no such file in the Files API
     await bad(client.containers.create({ name: 'x', expires_after: { anchor: 'last_active_at', minutes: 0 } }), 'expires_after.minutes');
     await bad(client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', memory_limit: 'huge' as never } }] }), 'tools[0].container.memory_limit');
-    await bad(client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file_1'] } }] }), 'tools[0].container.file_ids');
     await bad(
       client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', network_policy: { type: 'allowlist', allowed_domains: ['pypi.org'] } } }] }),
       'tools[0].container.network_policy',
