@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError, invalidRequest } from '../errors.js';
+import { noteModel } from './request-context.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -15,10 +16,25 @@ export function sendError(res: ServerResponse, err: GatewayError): void {
 
 /** Reads a JSON body, refusing more than `limit` bytes with 413 before buffering them. */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const body = await readRawBody(req, limit);
+  const text = body.toString('utf8');
+  if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw invalidRequest(`The request body is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
+  }
+  noteModel(req, parsed);
+  return parsed;
+}
+
+/** Reads a body as bytes, refusing more than `limit` bytes with 413 before buffering them. */
+export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   // plain events rather than an async iterator: this runs on every request
-  const text = await new Promise<string>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -31,15 +47,9 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
       }
       chunks.push(chunk);
     });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     req.once('error', reject);
   });
-  if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw invalidRequest(`The request body is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
-  }
 }
 
 function tooLarge(limit: number): GatewayError {

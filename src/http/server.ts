@@ -3,7 +3,8 @@ import { GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
 import type { Logger } from '../engine/turn.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
-import { matchRoute, type Route } from './router.js';
+import { GatewayRequest, GatewayResponse } from './request-context.js';
+import { matchRoute, routeLabel, type Route } from './router.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
   log: Logger;
@@ -11,6 +12,10 @@ export interface HttpDeps extends ResponsesRouteDeps {
   listModels: () => Promise<unknown>;
   /** Further surfaces (conversations, compaction, …), each a list of routes. */
   routes?: readonly Route[];
+  /** Request id, access log and request metrics (src/observability/access-log.ts). */
+  observer?: { begin(req: GatewayRequest, res: GatewayResponse): void };
+  /** True once a shutdown began: requests still arriving on open connections get a 503. */
+  isClosing?: () => boolean;
 }
 
 /** The Responses routes of `POST /v1/responses` and its resources. */
@@ -30,9 +35,17 @@ function responsesRoutes(deps: HttpDeps): Route[] {
 export function createHttpServer(deps: HttpDeps): Server {
   // extra routes first: a more specific path (e.g. /v1/responses/compact) wins over a pattern
   const routes = [...(deps.routes ?? []), ...responsesRoutes(deps)];
-  return createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+  const observer = deps.observer;
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, IncomingMessage: GatewayRequest, ServerResponse: GatewayResponse }, (req, res) => {
+    observer?.begin(req, res);
+    if (deps.isClosing?.()) {
+      res.shouldKeepAlive = false;
+      sendError(res, new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true));
+      return;
+    }
     route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
   });
+  return server as unknown as Server;
 }
 
 async function route(routes: readonly Route[], req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -43,6 +56,7 @@ async function route(routes: readonly Route[], req: IncomingMessage, res: Server
   const match = matchRoute(routes, method, path);
   if (match === 'method_not_allowed') throw new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `Method ${method} is not allowed on ${path}.`);
   if (!match) throw new GatewayError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${method} ${path}.`);
+  if (req instanceof GatewayRequest) req.routeLabel = routeLabel(match.route);
   await match.route.handle(req, res, match.params, new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)));
 }
 
