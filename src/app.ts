@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { effectiveUpstreams, missingV1, type Config } from './config/config.js';
+import { listenStartupError, storeStartupError } from './config/startup-errors.js';
 import { BackgroundRunner } from './engine/background.js';
 import { Engine, GatewayShutdown } from './engine/turn.js';
 import { InflightTurns } from './http/inflight.js';
@@ -86,7 +87,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const primary = entries[0];
 
-  const stores = await openStores(config.store, config.dataDir, (err) => log.warn({ err }, 'store: idle connection error'));
+  let stores: Awaited<ReturnType<typeof openStores>>;
+  try {
+    stores = await openStores(config.store, config.dataDir, (err) => log.warn({ err }, 'store: idle connection error'));
+  } catch (err) {
+    await Promise.allSettled([upstream.close(), simulator?.close()]);
+    throw storeStartupError(err, config);
+  }
   const rawStore = options.store ?? stores.responses;
   const store = metrics ? countStoreErrors(rawStore, metrics) : rawStore;
   const conversations = metrics ? countStoreErrors(stores.conversations, metrics) : stores.conversations;
@@ -157,10 +164,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     listModels: () => upstream.listModels(AbortSignal.timeout(primary.connectTimeoutMs + 5_000)),
   });
   const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    await Promise.allSettled([responsesWs.close(), runner.close(), upstream.close(), mcp.close(), stores.conversations.close(), rawStore.close(), simulator?.close()]);
+    throw listenStartupError(err, config.host, config.port);
+  }
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   log.info({ url, dataDir: config.dataDir, upstreams: entries.map((e) => `${e.name}=${simulator && e === entries[0] ? 'simulated' : e.url}`) }, 'switchyard listening');
