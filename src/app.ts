@@ -9,7 +9,7 @@ import { opsRoutes, type Readiness } from './http/ops-routes.js';
 import { passthroughRoutes } from './http/passthrough-routes.js';
 import { createHttpServer } from './http/server.js';
 import { RequestObserver } from './observability/access-log.js';
-import { countMcpFailures, countStoreErrors, timedExecution } from './observability/instrument.js';
+import { countStoreErrors, instrumentMcp, timedExecution } from './observability/instrument.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { attachResponsesWebSocket } from './http/websocket.js';
 import type { JsonObject } from './protocol/responses.js';
@@ -100,7 +100,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const executions: Record<string, ExecutionFactory> = { ...options.executions };
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
-  if (metrics) countMcpFailures(mcp, metrics);
+  if (metrics || debug) instrumentMcp(mcp, metrics, debug);
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
   const logged = new Set<string>();

@@ -35,21 +35,28 @@ export function countStoreErrors<T extends object>(store: T, metrics: GatewayMet
   return wrapped as T;
 }
 
-/** Counts MCP `tools/list` and `tools/call` failures by server label. */
-export function countMcpFailures(mcp: McpService, metrics: GatewayMetrics): void {
+/**
+ * Counts MCP `tools/list` and `tools/call` failures by server label, and times calls (MCP
+ * executions are built by the mcp handler itself, not through `executionFor`).
+ */
+export function instrumentMcp(mcp: McpService, metrics: GatewayMetrics | undefined, debug: ((obj: object, msg: string) => void) | undefined): void {
   const listTools = mcp.listTools.bind(mcp);
   const callTool = mcp.callTool.bind(mcp);
   mcp.listTools = async (server, signal) => {
     try {
       return await listTools(server, signal);
     } catch (err) {
-      metrics.mcpFailure('list', server.label);
+      metrics?.mcpFailure('list', server.label);
       throw err;
     }
   };
   mcp.callTool = async (server, name, args, signal, timeoutMs) => {
+    const started = performance.now();
     const outcome = await callTool(server, name, args, signal, timeoutMs);
-    if (outcome.error !== null) metrics.mcpFailure('call', server.label);
+    const seconds = (performance.now() - started) / 1000;
+    if (outcome.error !== null) metrics?.mcpFailure('call', server.label);
+    metrics?.toolCall('mcp', seconds);
+    debug?.({ tool: 'mcp', server: server.label, name, durationMs: Math.round(seconds * 1000), outcome: outcome.error === null ? 'ok' : 'error' }, 'tool call finished');
     return outcome;
   };
 }
