@@ -133,6 +133,16 @@ describe('the command line', () => {
     expect((await run(process.execPath, [CLI, '--version'])).stdout.trim()).toBe(`${pkg.name} ${pkg.version}`);
   });
 
+  it('tells the operator about an upstream URL without /v1 (config check and at start)', async () => {
+    const file = write('nov1.yaml', 'upstreams:\n  - {name: local, url: "http://127.0.0.1:8000"}\n');
+    const check = await run(process.execPath, [CLI, 'config', 'check', file]);
+    expect(check.stderr).toContain("upstream 'local': http://127.0.0.1:8000 has no /v1 in its path; OpenAI-compatible servers usually want http://127.0.0.1:8000/v1");
+    const lines: string[] = [];
+    const gateway = await startGateway({ config: loadConfig({ file, env: {}, overrides: { port: 0, dataDir: join(dir, 'nov1') } }), logger: pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) }) });
+    await gateway.close();
+    expect(lines.some((l) => l.includes('has no /v1 in its path'))).toBe(true);
+  });
+
   it('startup errors are one line saying what to fix', async () => {
     const fail = (args: string[], env: NodeJS.ProcessEnv = {}) =>
       run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } }).then(
