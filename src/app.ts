@@ -3,7 +3,7 @@ import pino from 'pino';
 import { effectiveUpstreams, missingV1, type Config } from './config/config.js';
 import { listenStartupError, storeStartupError } from './config/startup-errors.js';
 import { BackgroundRunner } from './engine/background.js';
-import { Engine, GatewayShutdown } from './engine/turn.js';
+import { Engine, GatewayShutdown, type TurnObserver } from './engine/turn.js';
 import { InflightTurns } from './http/inflight.js';
 import { opsRoutes, type Readiness } from './http/ops-routes.js';
 import { passthroughRoutes } from './http/passthrough-routes.js';
@@ -11,6 +11,8 @@ import { createHttpServer } from './http/server.js';
 import { RequestObserver } from './observability/access-log.js';
 import { countStoreErrors, instrumentMcp, timedExecution } from './observability/instrument.js';
 import { GatewayMetrics } from './observability/metrics.js';
+import { Tracing } from './observability/tracing.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { attachResponsesWebSocket } from './http/websocket.js';
 import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
@@ -36,6 +38,8 @@ export interface GatewayOptions {
   executions?: Record<string, ExecutionFactory>;
   /** Replaces the configured store (tests, embedding). */
   store?: ResponseStore;
+  /** Sends traces here instead of `tracing.otlpEndpoint` (tests: an in-memory exporter). */
+  traceExporter?: SpanExporter;
 }
 
 export interface Gateway {
@@ -61,6 +65,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const debug = log.isLevelEnabled('debug') ? (obj: object, msg: string) => log.debug(obj, msg) : undefined;
   let background: BackgroundRunner | undefined;
   const metrics = config.metrics.enabled ? new GatewayMetrics({ backgroundRuns: () => background?.activeRuns ?? 0 }) : undefined;
+  // traces only when asked for: with no endpoint, nothing is created and nothing is called
+  const tracing = config.tracing.otlpEndpoint || options.traceExporter ? new Tracing({ endpoint: config.tracing.otlpEndpoint, exporter: options.traceExporter, serviceName: config.tracing.serviceName }) : undefined;
+  const onTool = tracing ? tracing.tool.bind(tracing) : undefined;
 
   // upstreams: the configured list, or the built-in simulator when none is configured
   let simulator: Simulator | undefined;
@@ -100,7 +107,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const executions: Record<string, ExecutionFactory> = { ...options.executions };
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
-  if (metrics || debug) instrumentMcp(mcp, metrics, debug);
+  if (metrics || debug || onTool) instrumentMcp(mcp, metrics, debug, onTool);
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
   const logged = new Set<string>();
@@ -110,8 +117,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (!execution) return undefined;
       // the operator's per-type timeout wins over the executor's own default
       const timeoutMs = config.tools.timeoutsMs[type] ?? execution.timeoutMs ?? config.tools.defaultTimeoutMs;
-      if (timeoutMs === execution.timeoutMs && !metrics && !debug) return execution;
-      return timedExecution(type, execution, metrics, debug, timeoutMs);
+      if (timeoutMs === execution.timeoutMs && !metrics && !debug && !onTool) return execution;
+      return timedExecution(type, execution, metrics, debug, timeoutMs, onTool);
     },
     logOnce: (key, message) => {
       // keys can come from clients (unknown tool types): bounded so they cannot grow it forever
@@ -125,7 +132,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     upstream,
     store,
     declare,
-    { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations, observer: metrics },
+    { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations, observer: turnObserver(metrics, tracing) },
     log,
   );
   background = new BackgroundRunner(engine, store, log, config.background);
@@ -152,6 +159,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log,
     observer: new RequestObserver(log, metrics, log.isLevelEnabled('info')),
     isClosing: () => closing,
+    wrap: tracing ? tracing.run.bind(tracing) : undefined,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : primary.url, upstream_api: primary.api, upstreams: entries.map((e) => e.name) }),
     routes: [
       ...opsRoutes({ ready, metrics }),
@@ -204,6 +212,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await rawStore.close();
     if (options.store) await stores.responses.close();
     await simulator?.close();
+    await tracing?.shutdown();
   };
 
   return {
@@ -215,6 +224,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     close() {
       closed ??= shutdown();
       return closed;
+    },
+  };
+}
+
+/** The engine's observer: metrics and traces, whichever are on (undefined = none). */
+function turnObserver(metrics: GatewayMetrics | undefined, tracing: Tracing | undefined): TurnObserver | undefined {
+  if (!tracing) return metrics;
+  return {
+    round(upstreamSeconds, gatewaySeconds) {
+      metrics?.round(upstreamSeconds, gatewaySeconds);
+      tracing.round(upstreamSeconds, gatewaySeconds);
+    },
+    settled(response, rounds) {
+      metrics?.settled(response, rounds);
     },
   };
 }

@@ -197,6 +197,13 @@ const metrics = z
   })
   .prefault({});
 
+const tracing = z
+  .strictObject({
+    otlpEndpoint: httpUrl.optional().meta(doc('OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); none = no tracing', { env: 'SWITCHYARD_OTLP_ENDPOINT' })),
+    serviceName: z.string().min(1).default('switchyard').meta(doc('Service name on the traces')),
+  })
+  .prefault({});
+
 export const configSchema = z.strictObject({
   ...server,
   upstream,
@@ -209,6 +216,7 @@ export const configSchema = z.strictObject({
   webSearch,
   background,
   metrics,
+  tracing,
 });
 
 export type Config = z.output<typeof configSchema>;

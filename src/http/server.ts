@@ -14,6 +14,8 @@ export interface HttpDeps extends ResponsesRouteDeps {
   routes?: readonly Route[];
   /** Request id, access log and request metrics (src/observability/access-log.ts). */
   observer?: { begin(req: GatewayRequest, res: GatewayResponse): void };
+  /** Runs each request's handling in a context (tracing); absent = called directly. */
+  wrap?: (req: GatewayRequest, res: GatewayResponse, handle: () => void) => void;
   /** True once a shutdown began: requests still arriving on open connections get a 503. */
   isClosing?: () => boolean;
 }
@@ -43,7 +45,9 @@ export function createHttpServer(deps: HttpDeps): Server {
       sendError(res, new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true));
       return;
     }
-    route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
+    const handle = () => void route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
+    if (deps.wrap) deps.wrap(req, res, handle);
+    else handle();
   });
   return server as unknown as Server;
 }

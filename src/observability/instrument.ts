@@ -2,6 +2,9 @@ import type { McpService } from '../mcp/service.js';
 import type { GatewayExecution } from '../tools/types.js';
 import type { GatewayMetrics } from './metrics.js';
 
+/** Told of each finished gateway tool call (tracing): times from `performance.now()`. */
+export type ToolListener = (type: string, startedAt: number, endedAt: number, outcome: string) => void;
+
 /**
  * Counts failed store operations without touching the store classes: each method of the
  * instance is shadowed once (at startup) by a wrapper that notes a rejection and rethrows it.
@@ -39,7 +42,7 @@ export function countStoreErrors<T extends object>(store: T, metrics: GatewayMet
  * Counts MCP `tools/list` and `tools/call` failures by server label, and times calls (MCP
  * executions are built by the mcp handler itself, not through `executionFor`).
  */
-export function instrumentMcp(mcp: McpService, metrics: GatewayMetrics | undefined, debug: ((obj: object, msg: string) => void) | undefined): void {
+export function instrumentMcp(mcp: McpService, metrics: GatewayMetrics | undefined, debug: ((obj: object, msg: string) => void) | undefined, onTool?: ToolListener): void {
   const listTools = mcp.listTools.bind(mcp);
   const callTool = mcp.callTool.bind(mcp);
   mcp.listTools = async (server, signal) => {
@@ -56,13 +59,14 @@ export function instrumentMcp(mcp: McpService, metrics: GatewayMetrics | undefin
     const seconds = (performance.now() - started) / 1000;
     if (outcome.error !== null) metrics?.mcpFailure('call', server.label);
     metrics?.toolCall('mcp', seconds);
+    onTool?.('mcp', started, started + seconds * 1000, outcome.error === null ? 'ok' : 'error');
     debug?.({ tool: 'mcp', server: server.label, name, durationMs: Math.round(seconds * 1000), outcome: outcome.error === null ? 'ok' : 'error' }, 'tool call finished');
     return outcome;
   };
 }
 
 /** A gateway execution whose calls are timed (tool call duration by type, and a debug log line). */
-export function timedExecution(type: string, execution: GatewayExecution, metrics: GatewayMetrics | undefined, debug: ((obj: object, msg: string) => void) | undefined, timeoutMs: number): GatewayExecution {
+export function timedExecution(type: string, execution: GatewayExecution, metrics: GatewayMetrics | undefined, debug: ((obj: object, msg: string) => void) | undefined, timeoutMs: number, onTool?: ToolListener): GatewayExecution {
   return {
     ...execution,
     timeoutMs,
@@ -80,6 +84,7 @@ export function timedExecution(type: string, execution: GatewayExecution, metric
       } finally {
         const seconds = (performance.now() - started) / 1000;
         metrics?.toolCall(type, seconds);
+        onTool?.(type, started, started + seconds * 1000, outcome);
         debug?.({ tool: type, callId: invocation.call.callId, durationMs: Math.round(seconds * 1000), outcome }, 'tool call finished');
       }
     },
