@@ -1,10 +1,19 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { Config } from './config/config.js';
+import { effectiveUpstreams, missingV1, type Config } from './config/config.js';
+import { listenStartupError, storeStartupError } from './config/startup-errors.js';
 import { BackgroundRunner } from './engine/background.js';
 import { RunOwnership } from './engine/run-ownership.js';
-import { Engine } from './engine/turn.js';
+import { Engine, GatewayShutdown, type TurnObserver } from './engine/turn.js';
+import { InflightTurns } from './http/inflight.js';
+import { opsRoutes, type Readiness } from './http/ops-routes.js';
+import { passthroughRoutes } from './http/passthrough-routes.js';
 import { createHttpServer } from './http/server.js';
+import { RequestObserver } from './observability/access-log.js';
+import { countStoreErrors, instrumentMcp, timedExecution } from './observability/instrument.js';
+import { GatewayMetrics } from './observability/metrics.js';
+import { Tracing } from './observability/tracing.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { attachResponsesWebSocket } from './http/websocket.js';
 import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
@@ -24,8 +33,8 @@ import type { ResponseStore } from './store/store.js';
 import type { DeclareContext, RequestContext } from './tools/handler.js';
 import type { GatewayExecution } from './tools/types.js';
 import { ChatCompletionsUpstream } from './upstream/chat-completions.js';
-import type { UpstreamClient } from './upstream/client.js';
 import { ResponsesUpstream } from './upstream/responses.js';
+import { UpstreamRouter, type RoutedUpstream } from './upstream/router.js';
 
 /** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
 export type ExecutionFactory = (declaration: JsonObject, request: RequestContext) => GatewayExecution | undefined;
@@ -37,6 +46,8 @@ export interface GatewayOptions {
   executions?: Record<string, ExecutionFactory>;
   /** Replaces the configured store (tests, embedding). */
   store?: ResponseStore;
+  /** Sends traces here instead of `tracing.otlpEndpoint` (tests: an in-memory exporter). */
+  traceExporter?: SpanExporter;
 }
 
 export interface Gateway {
@@ -45,31 +56,69 @@ export interface Gateway {
   config: Config;
   /** The built-in simulated model, when no upstream is configured. */
   simulator: Simulator | undefined;
+  /** Prometheus metrics (undefined when `metrics.enabled` is false). */
+  metrics: GatewayMetrics | undefined;
   close(): Promise<void>;
 }
 
-/** The composition root: config → store, upstream, engine, HTTP server. */
+/** How long readiness waits for the store before calling it unreachable. */
+const READY_STORE_TIMEOUT_MS = 3_000;
+/** After the grace period, how long cut turns get to emit and store their terminal event. */
+const CUT_SETTLE_MS = 3_000;
+
+/** The composition root: config → store, upstreams, engine, HTTP server. */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const log = options.logger ?? pino({ level: config.logLevel });
+  const debug = log.isLevelEnabled('debug') ? (obj: object, msg: string) => log.debug(obj, msg) : undefined;
+  let background: BackgroundRunner | undefined;
+  const metrics = config.metrics.enabled ? new GatewayMetrics({ backgroundRuns: () => background?.activeRuns ?? 0 }) : undefined;
+  // traces only when asked for: with no endpoint, nothing is created and nothing is called
+  const tracing = config.tracing.otlpEndpoint || options.traceExporter ? new Tracing({ endpoint: config.tracing.otlpEndpoint, exporter: options.traceExporter, serviceName: config.tracing.serviceName }) : undefined;
+  const onTool = tracing ? tracing.tool.bind(tracing) : undefined;
+
+  // upstreams: the configured list, or the built-in simulator when none is configured
   let simulator: Simulator | undefined;
-  let upstreamUrl = config.upstream.url;
-  if (upstreamUrl === null) {
+  const entries = effectiveUpstreams(config);
+  if (entries[0].url === null) {
     simulator = await startSimulator({ port: 0 });
-    upstreamUrl = simulator.url;
-    log.info({ upstream: upstreamUrl }, 'no upstream configured: using the built-in simulated model (set --upstream to use a real one)');
+    entries[0] = { ...entries[0], url: simulator.url };
+    log.info({ upstream: simulator.url }, 'no upstream configured: using the built-in simulated model (set --upstream to use a real one)');
   }
-  const upstreamOptions = { ...config.upstream, baseUrl: upstreamUrl };
-  const upstream: UpstreamClient = config.upstream.api === 'responses' ? new ResponsesUpstream(upstreamOptions) : new ChatCompletionsUpstream(upstreamOptions, config.upstream.reasoningReplay);
-  const stores = await openStores(config.store, config.dataDir, (err) => log.warn({ err }, 'store: idle connection error'));
-  const store = options.store ?? stores.responses;
-  const conversations = stores.conversations;
+  const routed: RoutedUpstream[] = entries.map((entry) => {
+    const url = entry.url!;
+    if (missingV1(url)) {
+      log.warn({ upstream: entry.name, url }, `upstream '${entry.name}': ${url} has no /v1 in its path, so requests go to ${url.replace(/\/+$/, '')}/chat/completions; OpenAI-compatible servers usually want ${url.replace(/\/+$/, '')}/v1`);
+    }
+    const transport = { ...entry, baseUrl: url };
+    const client = entry.api === 'responses' ? new ResponsesUpstream(transport) : new ChatCompletionsUpstream(transport, entry.reasoningReplay);
+    return { name: entry.name, client, transport: client.transport, models: entry.models };
+  });
+  const upstream = new UpstreamRouter(routed, config.models, {
+    failover: (from, to, model, reason) => {
+      metrics?.failover(from);
+      log.warn({ from, to, model, reason }, 'upstream failed before its first byte: trying the next candidate');
+    },
+  });
+  const primary = entries[0];
+
+  let stores: Awaited<ReturnType<typeof openStores>>;
+  try {
+    stores = await openStores(config.store, config.dataDir, (err) => log.warn({ err }, 'store: idle connection error'));
+  } catch (err) {
+    await Promise.allSettled([upstream.close(), simulator?.close()]);
+    throw storeStartupError(err, config);
+  }
+  const rawStore = options.store ?? stores.responses;
+  const store = metrics ? countStoreErrors(rawStore, metrics) : rawStore;
+  const conversations = metrics ? countStoreErrors(stores.conversations, metrics) : stores.conversations;
 
   const executions: Record<string, ExecutionFactory> = { ...options.executions };
   const mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
+  if (metrics || debug || onTool) instrumentMcp(mcp, metrics, debug, onTool);
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
-  const fileSearch = await setUpFileSearch(config, upstreamUrl, log);
+  const fileSearch = await setUpFileSearch(config, primary.url!, log);
   if (!executions.file_search) executions.file_search = fileSearch.execution;
   const codeInterpreter = config.codeInterpreter.enabled
     ? await setUpCodeInterpreter(config.codeInterpreter, config.dataDir, stores.responses, log, {
@@ -91,7 +140,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (!execution) return undefined;
       // the operator's per-type timeout wins over the executor's own default
       const timeoutMs = config.tools.timeoutsMs[type] ?? execution.timeoutMs ?? config.tools.defaultTimeoutMs;
-      return timeoutMs === execution.timeoutMs ? execution : { ...execution, timeoutMs, begin: execution.begin.bind(execution), run: execution.run.bind(execution), end: execution.end.bind(execution) };
+      if (timeoutMs === execution.timeoutMs && !metrics && !debug && !onTool) return execution;
+      return timedExecution(type, execution, metrics, debug, timeoutMs, onTool);
     },
     logOnce: (key, message) => {
       // keys can come from clients (unknown tool types): bounded so they cannot grow it forever
@@ -105,65 +155,144 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // this process's runs and conversation leases, heart-beaten: a dead process holds nothing for long
   const ownership = new RunOwnership(store, conversations, log, config.background);
   const images = createImageUrlHandler({ mode: config.limits.imageUrls, maxBytes: config.limits.maxImageBytes, outbound: config.limits.imageOutbound });
-  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations, ownership, images }, log);
-  const background = new BackgroundRunner(engine, store, log, config.background);
+  const engine = new Engine(
+    upstream,
+    store,
+    declare,
+    {
+      maxToolRounds: config.tools.maxToolRounds,
+      maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls,
+      maxMcpServersPerRequest: config.mcp.maxServersPerRequest,
+      conversations,
+      ownership,
+      images,
+      observer: turnObserver(metrics, tracing),
+    },
+    log,
+  );
+  background = new BackgroundRunner(engine, store, log, config.background);
   background.start();
   await ownership.start();
-  // the upstream's model list, as it lists them (the simulator's, in the quick start)
-  const listModels = () => upstream.listModels(AbortSignal.timeout(config.upstream.connectTimeoutMs + 5_000));
+  const runner = background;
+  // every model served: each upstream's list merged, aliases included
+  const listModels = () => upstream.listModels(AbortSignal.timeout(primary.connectTimeoutMs + 5_000));
+
+  let closing = false;
+  const inflight = new InflightTurns();
+  const ready = async (): Promise<Readiness> => {
+    if (closing) return { ok: false, reason: 'shutting down' };
+    try {
+      await withTimeout(store.get('resp_readiness_probe'), READY_STORE_TIMEOUT_MS, 'no answer');
+    } catch (err) {
+      return { ok: false, reason: `store unreachable: ${(err as Error).message}` };
+    }
+    return upstream.reachable(AbortSignal.timeout(primary.connectTimeoutMs + 2_000));
+  };
   const server = createHttpServer({
     engine,
     store,
-    background,
+    background: runner,
+    inflight,
     maxBodyBytes: config.limits.maxBodyBytes,
     connectionLimits: config.limits,
     log,
-    health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : upstreamUrl, upstream_api: config.upstream.api }),
+    observer: new RequestObserver(log, metrics, log.isLevelEnabled('info')),
+    isClosing: () => closing,
+    wrap: tracing ? tracing.run.bind(tracing) : undefined,
+    health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : primary.url, upstream_api: primary.api, upstreams: entries.map((e) => e.name) }),
     routes: [
+      ...opsRoutes({ ready, metrics }),
+      ...passthroughRoutes(upstream, config.limits.maxBodyBytes),
       ...filesRoutes({ store: fileSearch.store, blobs: fileSearch.blobs, maxUploadBytes: config.files.maxUploadBytes }),
       ...vectorStoresRoutes({ store: fileSearch.store, retriever: fileSearch.retriever, notifyIngestion: () => fileSearch.ingestion.notify(), maxBodyBytes: config.limits.maxBodyBytes, pollAfterMs: config.fileSearch.pollAfterMs }),
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...(codeInterpreter ? containerRoutes(codeInterpreter.service, { maxBodyBytes: config.limits.maxBodyBytes, maxUploadBytes: config.codeInterpreter.maxUploadBytes }) : []),
-      ...compactRoutes({ engine, upstream, upstreamBaseUrl: upstreamUrl, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
+      // token counting asks the first upstream's /tokenize (vLLM)
+      ...compactRoutes({ engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }),
       // the Anthropic Messages surface over the same engine (and GET /v1/models in its shape when asked)
-      ...messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: upstreamUrl, upstreamApiKey: config.upstream.apiKey, reasoningReplay: config.upstream.reasoningReplay }),
+      ...messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: primary.url!, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }),
     ],
     listModels,
   });
   const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    ownership.close();
+    await Promise.allSettled([responsesWs.close(), runner.close(), fileSearch.close(), codeInterpreter?.close(), upstream.close(), mcp.close(), stores.conversations.close(), rawStore.close(), simulator?.close()]);
+    throw listenStartupError(err, config.host, config.port);
+  }
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  log.info({ url, dataDir: config.dataDir, upstream: simulator ? 'simulated' : upstreamUrl }, 'switchyard listening');
+  log.info({ url, dataDir: config.dataDir, upstreams: entries.map((e) => `${e.name}=${simulator && e === entries[0] ? 'simulated' : e.url}`) }, 'switchyard listening');
+
+  let closed: Promise<void> | undefined;
+  const shutdown = async (): Promise<void> => {
+    closing = true;
+    const running = inflight.size;
+    log.info({ running, background: runner.activeRuns, graceMs: config.shutdownGraceMs }, 'shutting down: no new requests; running turns may finish');
+    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const drained = await inflight.drained(config.shutdownGraceMs);
+    // past the grace: every stream still open ends with response.failed (server_shutting_down), stored
+    const cut = drained ? 0 : inflight.abortAll(new GatewayShutdown());
+    const cutBackground = runner.activeRuns;
+    // upgraded sockets are not HTTP connections: server.close() would wait for them forever
+    await responsesWs.close();
+    await runner.close();
+    if (cut > 0) await inflight.drained(CUT_SETTLE_MS);
+    server.closeIdleConnections();
+    const force = setTimeout(() => server.closeAllConnections(), CUT_SETTLE_MS);
+    await serverClosed;
+    clearTimeout(force);
+    log.info({ drained: running - cut, cut, cutBackground }, 'shutdown: running turns drained or cut');
+    ownership.close();
+    await fileSearch.close();
+    await upstream.close();
+    await mcp.close();
+    await codeInterpreter?.close();
+    // conversations first: on PostgreSQL it shares the responses' pool, which closes last
+    await stores.conversations.close();
+    await rawStore.close();
+    if (options.store) await stores.responses.close();
+    await simulator?.close();
+    await tracing?.shutdown();
+  };
 
   return {
     url,
     port,
     config,
     simulator,
-    async close() {
-      // stop accepting, drop idle keep-alive sockets, give running turns a moment, then cut the rest
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // upgraded sockets are not HTTP connections: server.close() would wait for them forever
-      await responsesWs.close();
-      const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
-      await closed;
-      clearTimeout(grace);
-      ownership.close();
-      await background.close();
-      await fileSearch.close();
-      await upstream.close();
-      await mcp.close();
-      await codeInterpreter?.close();
-      // conversations first: on PostgreSQL it shares the responses' pool, which closes last
-      await conversations.close();
-      await store.close();
-      if (options.store) await stores.responses.close();
-      await simulator?.close();
+    metrics,
+    close() {
+      closed ??= shutdown();
+      return closed;
     },
   };
+}
+
+/** The engine's observer: metrics and traces, whichever are on (undefined = none). */
+function turnObserver(metrics: GatewayMetrics | undefined, tracing: Tracing | undefined): TurnObserver | undefined {
+  if (!tracing) return metrics;
+  return {
+    round(upstreamSeconds, gatewaySeconds) {
+      metrics?.round(upstreamSeconds, gatewaySeconds);
+      tracing.round(upstreamSeconds, gatewaySeconds);
+    },
+    settled(response, rounds) {
+      metrics?.settled(response, rounds);
+    },
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

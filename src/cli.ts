@@ -1,66 +1,130 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { startGateway } from './app.js';
-import { loadConfig } from './config/config.js';
+import { ConfigError, effectiveUpstreams, loadConfig, missingV1, type DeepPartial, type Config } from './config/config.js';
+import { configTable, flagKeys, helpEnvironment, helpOptions, maskSecrets } from './config/describe.js';
+import { StartupError } from './config/startup-errors.js';
 import { startSimulator } from './simulate/server.js';
 
-const USAGE = `Usage:
-  switchyard serve [--port N] [--host H] [--upstream URL] [--upstream-api chat|responses] [--data-dir DIR] [--config FILE]
-  switchyard simulate [--port N] [--host H]
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+  return `${pkg.name} ${pkg.version}`;
+}
 
-Environment: SWITCHYARD_PORT, SWITCHYARD_HOST, SWITCHYARD_UPSTREAM_URL, SWITCHYARD_UPSTREAM_API,
-SWITCHYARD_UPSTREAM_API_KEY, SWITCHYARD_DATA_DIR, SWITCHYARD_CONFIG, SWITCHYARD_LOG_LEVEL.`;
+function usage(): string {
+  return `Switchyard — an OpenAI Responses API gateway for self-hosted models.
+
+Usage:
+  switchyard serve [options]          run the gateway
+  switchyard config check FILE        validate a config file; print the effective config (secrets masked)
+  switchyard config docs              print the configuration table (README)
+  switchyard simulate [--port N] [--host H]   run the built-in simulated model on its own
+  switchyard --help | --version
+
+Options of serve (flags > environment > config file > defaults):
+  --config FILE            YAML or JSON config file [SWITCHYARD_CONFIG]
+${helpOptions()}
+
+Environment:
+${helpEnvironment()}
+
+Every key, its default and meaning: README.md "Configuration" (or \`switchyard config docs\`).`;
+}
+
+/** The serve flags, from the schema (every key that names a `flag`). */
+function serveOptions(): ParseArgsConfig['options'] {
+  const options: NonNullable<ParseArgsConfig['options']> = { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+  for (const key of flagKeys()) options[key.doc!.flag!.replace(/^--/, '')] = { type: key.kind === 'boolean' ? 'boolean' : 'string' };
+  return options;
+}
+
+/** Flag values as config overrides, converted to each key's type. */
+function flagOverrides(values: Record<string, unknown>): DeepPartial<Config> {
+  const overrides: Record<string, unknown> = {};
+  for (const key of flagKeys()) {
+    const flag = key.doc!.flag!;
+    let value = values[flag.replace(/^--/, '')];
+    if (value === undefined) continue;
+    if (key.kind === 'number') {
+      const number = Number(value);
+      if (!Number.isFinite(number) || value === '') throw new ConfigError(`${flag}: expected a number, got '${String(value)}'`);
+      value = number;
+    }
+    const path = key.path.split('.');
+    let node = overrides;
+    for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+    node[path[path.length - 1]] = value;
+  }
+  return overrides as DeepPartial<Config>;
+}
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      upstream: { type: 'string' },
-      'upstream-api': { type: 'string' },
-      'data-dir': { type: 'string' },
-      config: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help || command === undefined || command === 'help') {
-    console.log(USAGE);
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    console.log(usage());
     return;
   }
-  const port = values.port !== undefined ? Number(values.port) : undefined;
-  if (port !== undefined && !Number.isInteger(port)) throw new Error(`--port must be a number, got '${values.port}'`);
-
+  if (command === '--version' || command === '-v' || command === 'version') {
+    console.log(version());
+    return;
+  }
+  if (command === 'config') return configCommand(rest);
   if (command === 'simulate') {
-    const sim = await startSimulator({ port: port ?? 8000, host: values.host ?? '127.0.0.1' });
+    const { values } = parseArgs({ args: rest, options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    if (values.help) return console.log(usage());
+    const port = values.port !== undefined ? Number(values.port) : 8000;
+    if (!Number.isInteger(port)) throw new ConfigError(`--port: expected a number, got '${values.port}'`);
+    const sim = await startSimulator({ port, host: values.host ?? '127.0.0.1' });
     console.log(`switchyard simulated model listening on ${sim.url}`);
     onSignal(() => sim.close());
     return;
   }
-  if (command !== 'serve') throw new Error(`unknown command '${command}'\n\n${USAGE}`);
-  const config = loadConfig({
-    file: values.config,
-    overrides: {
-      ...(port !== undefined ? { port } : {}),
-      ...(values.host !== undefined ? { host: values.host } : {}),
-      ...(values['data-dir'] !== undefined ? { dataDir: values['data-dir'] } : {}),
-      upstream: {
-        ...(values.upstream !== undefined ? { url: values.upstream } : {}),
-        ...(values['upstream-api'] !== undefined ? { api: values['upstream-api'] as 'chat' | 'responses' } : {}),
-      },
-    },
-  });
+  if (command !== 'serve') throw new ConfigError(`unknown command '${command}' (try: switchyard --help)`);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: serveOptions(), strict: true });
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message} (try: switchyard --help)`);
+  }
+  const values = parsed.values as Record<string, unknown>;
+  if (values.help) return console.log(usage());
+  const config = loadConfig({ file: values.config as string | undefined, overrides: flagOverrides(values) });
   const gateway = await startGateway({ config });
   onSignal(() => gateway.close());
+}
+
+/** `config check FILE` and `config docs`. */
+function configCommand(args: string[]): void {
+  const [sub, file] = args;
+  if (sub === 'docs') {
+    console.log(configTable());
+    return;
+  }
+  if (sub !== 'check' || !file) throw new ConfigError('usage: switchyard config check FILE | switchyard config docs');
+  const config = loadConfig({ file });
+  console.log(JSON.stringify(maskSecrets(config), null, 2));
+  for (const entry of effectiveUpstreams(config)) {
+    if (entry.url && missingV1(entry.url)) console.error(`warning: upstream '${entry.name}': ${entry.url} has no /v1 in its path; OpenAI-compatible servers usually want ${entry.url.replace(/\/+$/, '')}/v1`);
+  }
+  console.error(`${file}: valid`);
 }
 
 function onSignal(close: () => Promise<void>): void {
   let closing = false;
   const stop = () => {
-    if (closing) return;
+    if (closing) {
+      // a second signal: the operator does not want to wait for the grace period
+      process.exit(1);
+    }
     closing = true;
-    close().then(() => process.exit(0), () => process.exit(1));
+    close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error('shutdown failed:', err);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
@@ -72,6 +136,8 @@ process.on('unhandledRejection', (reason) => {
 });
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
+  // configuration and startup problems are one line saying what to fix; anything else is a bug
+  if (err instanceof ConfigError || err instanceof StartupError) console.error(`switchyard: ${err.message}`);
+  else console.error(err instanceof Error ? (err.stack ?? err.message) : err);
   process.exit(1);
 });

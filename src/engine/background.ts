@@ -101,6 +101,11 @@ export class BackgroundRunner {
     return { response: structuredClone(response), done: run.done };
   }
 
+  /** Runs executing in this gateway now (the background queue depth metric). */
+  get activeRuns(): number {
+    return this.runs.size;
+  }
+
   /** Cancels a run: here if it runs (or waits) here, else through the store for its owner to see. */
   async cancel(id: string): Promise<ResponseObject | undefined> {
     const local = this.runs.get(id);

@@ -40,12 +40,23 @@ export interface EngineOptions {
   ownership?: RunOwnership;
   /** What becomes of image URLs in the context before the model sees them (limits.imageUrls); absent = forwarded. */
   images?: ImageUrlHandler;
+  /** Told about every round and settled response (metrics); absent = nothing measured. */
+  observer?: TurnObserver;
+}
+
+/** What the turn loop reports for metrics (src/observability/metrics.ts implements it). */
+export interface TurnObserver {
+  /** One inference round: upstream = sending to the end of its stream; gateway = the rest (tool calls, storage). */
+  round(upstreamSeconds: number, gatewaySeconds: number): void;
+  /** A response reached its terminal state after `rounds` inference rounds. */
+  settled(response: ResponseObject, rounds: number): void;
 }
 
 export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
 }
 
 export interface PrepareOptions {
@@ -115,6 +126,8 @@ export interface PreparedTurn {
   failure?: GatewayError;
   /** `context_management` compacted the conversation: its item leads the output. */
   autoCompaction?: AutoCompaction;
+  /** Inference rounds run so far (metrics and debug logs). */
+  roundsRun?: number;
 }
 
 /**
@@ -329,6 +342,8 @@ export class Engine {
     }
 
     for (let round = 0; ; round++) {
+      const roundStart = performance.now();
+      turn.roundsRun = round + 1;
       const request: ModelRequest = {
         ...turn.base,
         items: conversation,
@@ -358,6 +373,7 @@ export class Engine {
         return this.fail(acc, turn, err, signal);
       }
 
+      const upstreamDone = performance.now();
       const result = translator.finish(translator.truncated ? 'incomplete' : 'completed');
       conversation.push(...result.modelItems);
       if (result.finishReason === 'length' || result.finishReason === 'content_filter') {
@@ -387,6 +403,12 @@ export class Engine {
       if (calls.length > 0) await runCalls(calls);
       if (signal.aborted) return this.fail(acc, turn, new Error('aborted'), signal);
       const needsClient = result.clientCalls > 0 || approvalsRequested > 0;
+      const roundEnd = performance.now();
+      this.options.observer?.round((upstreamDone - roundStart) / 1000, (roundEnd - upstreamDone) / 1000);
+      this.log.debug?.(
+        { responseId: acc.response.id, round, model: request.model, upstreamMs: Math.round(upstreamDone - roundStart), gatewayMs: Math.round(roundEnd - upstreamDone), gatewayCalls: calls.length, clientCalls: result.clientCalls, approvals: approvalsRequested, finishReason: result.finishReason },
+        'round finished',
+      );
       if (capped && !needsClient) return this.finish(acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_calls' });
 
       switch (classifyRound(needsClient, calls.length, round, this.options.maxToolRounds)) {
@@ -432,7 +454,7 @@ export class Engine {
   private async fail(acc: ResponseAccumulator, turn: PreparedTurn, err: unknown, signal: AbortSignal): Promise<ResponseObject> {
     if (!acc.started) acc.start();
     if (signal.aborted && signal.reason instanceof RunCancelled) return this.finish(acc, turn, { status: 'cancelled' });
-    if (signal.aborted && signal.reason instanceof GatewayShutdown) return this.finish(acc, turn, { status: 'failed', error: { code: 'server_error', message: signal.reason.message } });
+    if (signal.aborted && signal.reason instanceof GatewayShutdown) return this.finish(acc, turn, { status: 'failed', error: { code: 'server_shutting_down', message: signal.reason.message } });
     if (signal.aborted && signal.reason instanceof OwnershipLost) return this.finish(acc, turn, { status: 'failed', error: { code: 'server_error', message: signal.reason.message } });
     if (signal.aborted) {
       return this.finish(acc, turn, { status: 'failed', error: { code: 'client_disconnected', message: 'The client disconnected before the response was complete.' } });
@@ -465,6 +487,7 @@ export class Engine {
     }
     await this.release(turn);
     turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords });
+    this.options.observer?.settled(response, turn.roundsRun ?? 0);
     acc.announceTerminal();
     return response;
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError, invalidRequest } from '../errors.js';
 import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
+import { noteModel } from './request-context.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -16,10 +17,20 @@ export function sendError(res: ServerResponse, err: GatewayError): void {
 
 /** Reads a JSON body, refusing more than `limit` bytes with 413 before buffering them. */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const body = await readRawBody(req, limit);
+  const text = body.toString('utf8');
+  if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
+  const parsed = parseClientJson(text, 'request body');
+  noteModel(req, parsed);
+  return parsed;
+}
+
+/** Reads a body as bytes, refusing more than `limit` bytes with 413 before buffering them. */
+export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   // plain events rather than an async iterator: this runs on every request
-  const text = await new Promise<string>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -32,11 +43,9 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
       }
       chunks.push(chunk);
     });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     req.once('error', reject);
   });
-  if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
-  return parseClientJson(text, 'request body');
 }
 
 /**

@@ -3,6 +3,7 @@ import { GatewayError, invalidRequest, notFound } from '../errors.js';
 import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
+import type { InflightTurns } from './inflight.js';
 import { readJsonBody, sendError, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import { SseWriter } from './sse-writer.js';
@@ -12,6 +13,8 @@ export interface ResponsesRouteDeps {
   store: ResponseStore;
   background: BackgroundRunner;
   maxBodyBytes: number;
+  /** Foreground turns, for a graceful shutdown. */
+  inflight?: InflightTurns;
 }
 
 /** `POST /v1/responses`: validation errors are HTTP errors; once streaming, errors are events. */
@@ -23,6 +26,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
     if (!res.writableFinished) controller.abort();
   };
   res.on('close', onClose);
+  deps.inflight?.add(controller);
   try {
     const turn = await deps.engine.prepare(body, controller.signal);
     if (turn.request.background) {
@@ -59,6 +63,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
     sendJson(res, 200, response);
   } finally {
     res.off('close', onClose);
+    deps.inflight?.delete(controller);
   }
 }
 

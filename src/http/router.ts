@@ -40,3 +40,15 @@ export function matchRoute(routes: readonly Route[], method: string, path: strin
   }
   return pathKnown ? 'method_not_allowed' : undefined;
 }
+
+const labels = new WeakMap<Route, string>();
+
+/** A route's pattern as a bounded label for logs and metrics: `/v1/responses/{id}/cancel`. */
+export function routeLabel(route: Route): string {
+  let label = labels.get(route);
+  if (label === undefined) {
+    label = typeof route.path === 'string' ? route.path : route.path.source.replace(/^\^/, '').replace(/\$$/, '').replace(/\((?:[^()\\]|\\.)*\)/g, '{id}').replace(/\\\//g, '/');
+    labels.set(route, label);
+  }
+  return label;
+}

@@ -5,7 +5,8 @@ import type { Logger } from '../engine/turn.js';
 import { answerClientError, connectionsCheckingInterval, writeErrorAndClose, type ConnectionLimits } from './client-errors.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
-import { matchRoute, type Route } from './router.js';
+import { GatewayRequest, GatewayResponse } from './request-context.js';
+import { matchRoute, routeLabel, type Route } from './router.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
   log: Logger;
@@ -15,6 +16,12 @@ export interface HttpDeps extends ResponsesRouteDeps {
   routes?: readonly Route[];
   /** What a slow or greedy client may hold (defaults: DEFAULT_CONNECTION_LIMITS). */
   connectionLimits?: ConnectionLimits;
+  /** Request id, access log and request metrics (src/observability/access-log.ts). */
+  observer?: { begin(req: GatewayRequest, res: GatewayResponse): void };
+  /** Runs each request's handling in a context (tracing); absent = called directly. */
+  wrap?: (req: GatewayRequest, res: GatewayResponse, handle: () => void) => void;
+  /** True once a shutdown began: requests still arriving on open connections get a 503. */
+  isClosing?: () => boolean;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, maxConnections: 4_096 };
@@ -37,6 +44,7 @@ export function createHttpServer(deps: HttpDeps): Server {
   // extra routes first: a more specific path (e.g. /v1/responses/compact) wins over a pattern
   const routes = [...(deps.routes ?? []), ...responsesRoutes(deps)];
   const limits = deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
+  const observer = deps.observer;
   // receiving a request is timed (headers, then headers + body); sending the response is not
   const server = createServer(
     {
@@ -46,9 +54,19 @@ export function createHttpServer(deps: HttpDeps): Server {
       connectionsCheckingInterval: connectionsCheckingInterval(limits),
       // no route depends on Host; Node's own refusal of a request without one has an empty body
       requireHostHeader: false,
+      IncomingMessage: GatewayRequest,
+      ServerResponse: GatewayResponse,
     },
     (req, res) => {
-      route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
+      observer?.begin(req, res);
+      if (deps.isClosing?.()) {
+        res.shouldKeepAlive = false;
+        sendError(res, new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true));
+        return;
+      }
+      const handle = () => void route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
+      if (deps.wrap) deps.wrap(req, res, handle);
+      else handle();
     },
   );
   server.maxConnections = limits.maxConnections;
@@ -61,7 +79,7 @@ export function createHttpServer(deps: HttpDeps): Server {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     sendError(res, new GatewayError(417, 'invalid_request_error', 'expectation_failed', `Unsupported 'Expect' header: only '100-continue' is supported.`, 'Expect'));
   });
-  return server;
+  return server as unknown as Server;
 }
 
 async function route(routes: readonly Route[], req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -72,6 +90,7 @@ async function route(routes: readonly Route[], req: IncomingMessage, res: Server
   const match = matchRoute(routes, method, path);
   if (match === 'method_not_allowed') throw new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `Method ${method} is not allowed on ${path}.`);
   if (!match) throw new GatewayError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${method} ${path}.`);
+  if (req instanceof GatewayRequest) req.routeLabel = routeLabel(match.route);
   await match.route.handle(req, res, match.params, new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)));
 }
 

@@ -8,7 +8,8 @@ import { UpstreamTransport } from './http.js';
 
 /** The chat dialect: any OpenAI-compatible `/chat/completions` server (vLLM, SGLang, llama.cpp, Ollama). */
 export class ChatCompletionsUpstream implements UpstreamClient {
-  private readonly transport: UpstreamTransport;
+  /** The HTTP side, shared with pass-through routes and readiness probes. */
+  readonly transport: UpstreamTransport;
 
   constructor(options: UpstreamOptions, private readonly reasoningReplay: ReasoningReplay = 'none') {
     this.transport = new UpstreamTransport(options);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { RawEvent } from '../protocol/model.js';
 import { SseParser } from '../protocol/sse.js';
@@ -87,6 +87,28 @@ export class UpstreamTransport {
       return JSON.parse(text);
     } catch {
       throw new GatewayError(502, 'upstream_error', 'upstream_invalid_response', `The upstream answered ${path} with something that is not JSON.`);
+    }
+  }
+
+  /**
+   * Sends a client's request body as is (pass-through routes) and returns the upstream's answer
+   * unread, whatever its status; connection failures are retried, then thrown as GatewayError.
+   */
+  async forward(path: string, body: Buffer | string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.headers.authorization) headers.authorization = this.headers.authorization;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.pool.request({ path: this.basePath + path, method: 'POST', headers, body, signal });
+      } catch (err) {
+        if (signal.aborted) throw abortedError();
+        const failure = connectionError(err, this.options);
+        if (attempt < this.options.maxRetries && failure.retryable) {
+          await this.backoff(attempt, signal);
+          continue;
+        }
+        throw failure;
+      }
     }
   }
 

@@ -8,7 +8,8 @@ import { UpstreamTransport } from './http.js';
 
 /** The responses dialect: vLLM's own `/v1/responses`, used for plain function calling only. */
 export class ResponsesUpstream implements UpstreamClient {
-  private readonly transport: UpstreamTransport;
+  /** The HTTP side, shared with pass-through routes and readiness probes. */
+  readonly transport: UpstreamTransport;
 
   constructor(options: UpstreamOptions) {
     this.transport = new UpstreamTransport(options);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startGateway, type ExecutionFactory, type Gateway } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
+import { loadConfig, type Config, type DeepPartial } from '../../src/config/config.js';
 import { startSimulator, type Simulator } from '../../src/simulate/server.js';
 
 export interface TestGateway {
@@ -18,7 +18,7 @@ export interface TestGateway {
 }
 
 export interface TestGatewayOptions {
-  config?: Partial<Omit<Config, 'upstream' | 'tools' | 'limits'>> & { upstream?: Partial<Config['upstream']>; tools?: Partial<Config['tools']>; limits?: Partial<Config['limits']> };
+  config?: DeepPartial<Config>;
   executions?: Record<string, ExecutionFactory>;
   /** Use this simulator instead of starting one. */
   simulator?: Simulator;
@@ -40,7 +40,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
         ...options.config,
         upstream: { url: simulator.url, maxRetries: 1, retryBaseDelayMs: 10, ...options.config?.upstream },
         tools: { ...options.config?.tools },
-      } as Partial<Config>,
+      } as DeepPartial<Config>,
     });
   const logger = pino({ level: 'silent' });
   let gateway = await startGateway({ config: makeConfig(0), logger, executions: options.executions });
