@@ -358,10 +358,13 @@ describe.skipIf(sandboxSkipReason !== undefined)(`file and container probes thro
   }, 120_000);
 
   it('18. container ids never become paths (traversal in routes and in history items)', async () => {
-    for (const id of ['..', '..%2F..%2Fetc', 'cntr_..%2F..']) {
+    for (const id of ['..%2F..%2Fetc', 'cntr_..%2F..', '..%5C..']) {
       const res = await fetch(`${gw.baseURL}/containers/${id}/files`);
       expect(res.status).toBe(404);
     }
+    // a literal `..` is resolved by the client's URL parser before it is sent: another route, not a folder
+    const dotted = await fetch(`${gw.baseURL}/containers/../files`);
+    expect(new URL(dotted.url).pathname).toBe('/v1/files');
     const response = await client.responses.create({
       model: 'sim',
       input: [
