@@ -5,7 +5,7 @@ import { ContainerError, type ContainerService } from '../containers/service.js'
 import { DEFAULT_TENANT, type ContainerFileRecord, type ContainerRecord } from '../containers/store.js';
 import type { JsonObject } from '../protocol/responses.js';
 import { isPlainObject } from '../tools/validate.js';
-import { readJsonBody, sendJson } from './json.js';
+import { readJsonBody, readRawBody, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import type { Route } from './router.js';
 
@@ -140,7 +140,7 @@ async function readUpload(req: IncomingMessage, maxUploadBytes: number, maxBodyB
     );
   }
   if (!type.startsWith('multipart/form-data')) throw invalidRequest("Expected multipart/form-data with a 'file' part.", 'file', 'invalid_type');
-  const raw = await readRaw(req, maxUploadBytes + 64 * 1024);
+  const raw = await readRawBody(req, maxUploadBytes + 64 * 1024);
   let form: FormData;
   try {
     form = await new Response(raw, { headers: { 'content-type': type } }).formData();
@@ -152,27 +152,6 @@ async function readUpload(req: IncomingMessage, maxUploadBytes: number, maxBodyB
   const data = new Uint8Array(await part.arrayBuffer());
   if (data.byteLength > maxUploadBytes) throw new GatewayError(413, 'invalid_request_error', 'file_too_large', `The file exceeds the limit of ${maxUploadBytes} bytes.`, 'file');
   return { filename: part.name || 'upload', data };
-}
-
-function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds the limit of ${limit} bytes.`));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds the limit of ${limit} bytes.`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
 }
 
 async function mapErrors(fn: () => Promise<void>): Promise<void> {
