@@ -157,14 +157,22 @@ describe('web search', () => {
     expect(events[resultStart + 1]).toEqual({ type: 'content_block_stop', index: events[resultStart].index });
   });
 
-  it('allowed_domains reaches the provider; blocked_domains is accepted', async () => {
+  it('allowed_domains reaches the provider; blocked_domains keeps those sites out of the results', async () => {
     apis.reset();
     const message = await client.messages.create({ ...params, tools: [{ type: 'web_search_20250305', name: 'web_search', allowed_domains: ['docs.rs'], user_location: { type: 'approximate', country: 'NO', city: 'Oslo' } }] });
     const result = message.content.find((b) => b.type === 'web_search_tool_result') as any;
     expect(result.content.length).toBeGreaterThan(0);
     for (const r of result.content) expect(new URL(r.url).hostname).toBe('docs.rs');
-    const ok = await client.messages.create({ ...params, tools: [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: ['example.com'] }] });
-    expect(ok.stop_reason).toBe('end_turn');
+    const open = await client.messages.create(params);
+    const openResult = open.content.find((b) => b.type === 'web_search_tool_result') as any;
+    const blockedHost = new URL(openResult.content[0].url).hostname;
+    const blocked = await client.messages.create({ ...params, tools: [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: [blockedHost] }] });
+    expect(blocked.stop_reason).toBe('end_turn');
+    const hosts = ((blocked.content.find((b) => b.type === 'web_search_tool_result') as any).content as any[]).map((r) => new URL(r.url).hostname);
+    expect(hosts.length).toBeGreaterThan(0);
+    expect(hosts).not.toContain(blockedHost);
+    const err = await client.messages.create({ ...params, tools: [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: 'x' as never }] }).catch((e) => e);
+    expect(err.status).toBe(400);
   });
 });
 

@@ -106,6 +106,21 @@ describe('text', () => {
     expect(frames.at(-2)!.data).toMatchObject({ delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } });
   });
 
+  it('a stop sequence ends the text → stop_reason stop_sequence naming it, blocking and streamed alike', async () => {
+    const request = { model: 'm', max_tokens: 50, stop_sequences: ['STOP', 'HALT'], messages: [{ role: 'user' as const, content: scripted({ rounds: [{ text: 'alpha beta HALT gamma STOP delta' }], repeat_last: true }) }] };
+    const blocking = await client.messages.create(request);
+    expect(blocking.stop_reason).toBe('stop_sequence');
+    expect(blocking.stop_sequence).toBe('HALT');
+    expect(blocking.content).toEqual([{ type: 'text', text: 'alpha beta ', citations: null }]);
+    const { final } = await streamChecked(request);
+    expect(final.stop_reason).toBe('stop_sequence');
+    expect(final.stop_sequence).toBe('HALT');
+    expect(final.content).toEqual(blocking.content);
+    // no stop string met: end_turn, stop_sequence null
+    const plain = await client.messages.create({ ...request, stop_sequences: ['NEVER'] });
+    expect(plain).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+  });
+
   it('max_tokens cut → stop_reason max_tokens; a refusal → refusal', async () => {
     const cut = await client.messages.create({ model: 'm', max_tokens: 2, messages: [{ role: 'user', content: scripted({ rounds: [{ text: 'one two three four' }] }) }] });
     expect(cut.stop_reason).toBe('max_tokens');

@@ -105,7 +105,7 @@ describe('simulator: basics', () => {
       expect(Object.keys(c.choices[0].delta)).toEqual(['content']);
     }
     expect(content(chunks)).toBe(text);
-    expect(chunks.at(-2).choices[0]).toEqual({ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' });
+    expect(chunks.at(-2).choices[0]).toEqual({ index: 0, delta: {}, logprobs: null, finish_reason: 'stop', stop_reason: null });
   });
 
   it('streams the default echo word by word, and answers non-stream with usage', async () => {

@@ -23,6 +23,8 @@ const repairRoundUsed = new WeakSet<ResponseAccumulator>();
 
 export interface RoundResult {
   finishReason: FinishReason;
+  /** The stop string that ended the model's output, when the upstream says one did. */
+  stopSequence?: string;
   /** Client-owned calls returned to the client this round. */
   clientCalls: number;
   /** Gateway-owned and unknown calls, in model call order. */
@@ -75,6 +77,7 @@ export class RoundTranslator {
   private readonly calls = new Map<number, OpenCall>();
   private readonly modelItems: ModelItem[] = [];
   private finishReason: FinishReason | null = null;
+  private stopSequence: string | undefined;
 
   /**
    * `offered`: the model-visible names this round offered the model (see `offeredNames`); a call
@@ -125,6 +128,7 @@ export class RoundTranslator {
         break;
       case 'finish':
         this.finishReason = event.reason;
+        this.stopSequence = event.stopSequence;
         break;
       case 'error':
         // handled by the loop (it owns the terminal state)
@@ -158,7 +162,7 @@ export class RoundTranslator {
       }
     }
     this.modelItems.push(...modelCalls);
-    return { finishReason: this.finishReason ?? 'other', clientCalls, gatewayCalls, modelItems: this.modelItems };
+    return { finishReason: this.finishReason ?? 'other', stopSequence: this.stopSequence, clientCalls, gatewayCalls, modelItems: this.modelItems };
   }
 
   /**

@@ -124,6 +124,8 @@ export interface PreparedTurn {
   conversationLease?: string;
   /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
   failure?: GatewayError;
+  /** Set by each round: the stop string that ended the model's last output (surfaces that report it, e.g. Messages). */
+  stopSequence?: string;
   /** `context_management` compacted the conversation: its item leads the output. */
   autoCompaction?: AutoCompaction;
   /** Inference rounds run so far (metrics and debug logs). */
@@ -375,6 +377,7 @@ export class Engine {
 
       const upstreamDone = performance.now();
       const result = translator.finish(translator.truncated ? 'incomplete' : 'completed');
+      turn.stopSequence = result.stopSequence;
       conversation.push(...result.modelItems);
       if (result.finishReason === 'length' || result.finishReason === 'content_filter') {
         return this.finish(acc, turn, { status: 'incomplete', incompleteReason: result.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' });

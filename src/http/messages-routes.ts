@@ -76,7 +76,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     await clampMaxTokens(turn, limits);
     if (decoded.stream) {
       const writer = new SseWriter(res, PING);
-      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)), () => turn.failure?.status);
+      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)), () => turn.failure?.status, () => turn.stopSequence);
       try {
         await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal, () => writer.drained());
       } finally {
@@ -86,7 +86,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
       return;
     }
     const fold = new MessageFold();
-    const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => turn.failure?.status);
+    const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => turn.failure?.status, () => turn.stopSequence);
     await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal);
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known

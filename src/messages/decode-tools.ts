@@ -117,7 +117,10 @@ function webSearchDeclaration(tool: JsonObject, param: string, ignored: string[]
     if (!Array.isArray(allowed) || allowed.some((d) => typeof d !== 'string')) throw invalidRequest(`${param}.allowed_domains: Input should be a list of strings.`, `${param}.allowed_domains`, 'invalid_type');
     if (allowed.length > 0) declaration.filters = { allowed_domains: allowed };
   }
-  if (Array.isArray(blocked) && blocked.length > 0) ignored.push(`${param}.blocked_domains (not enforced by this gateway)`);
+  if (blocked !== undefined && blocked !== null) {
+    if (!Array.isArray(blocked) || blocked.some((d) => typeof d !== 'string')) throw invalidRequest(`${param}.blocked_domains: Input should be a list of strings.`, `${param}.blocked_domains`, 'invalid_type');
+    if (blocked.length > 0) declaration.filters = { blocked_domains: blocked };
+  }
   const location = tool.user_location;
   if (isPlainObject(location)) {
     const { type: _type, ...rest } = location;

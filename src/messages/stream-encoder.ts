@@ -47,14 +47,24 @@ export class MessagesStreamEncoder {
   /** `mcp_call` items by output index, until their arguments are complete. */
   private readonly mcpCalls = new Map<number, { id: string; name: string; server: string; announced: boolean }>();
 
-  /** `failureStatus`: the HTTP status of what ended a failed turn (it picks the `error` event's type). */
+  /**
+   * `failureStatus`: the HTTP status of what ended a failed turn (it picks the `error` event's type).
+   * `stopSequence`: the stop string that ended the model's output, when the upstream said so.
+   */
   constructor(
     private readonly sink: MessagesEventSink,
     private readonly failureStatus: () => number | undefined = () => undefined,
+    private readonly stopSequence: () => string | undefined = () => undefined,
   ) {}
 
   get finished(): boolean {
     return this.ended;
+  }
+
+  /** A turn that simply ended, but on one of the request's stop strings, says which (`stop_sequence`). */
+  private stopDelta(stopReason: StopReason): { stop_reason: StopReason; stop_sequence: string | null; stop_details: null; container: null } {
+    const sequence = stopReason === 'end_turn' ? this.stopSequence() : undefined;
+    return { stop_reason: sequence === undefined ? stopReason : 'stop_sequence', stop_sequence: sequence ?? null, stop_details: null, container: null };
   }
 
   /** One Responses event (`type` plus its serialized payload, as the engine's sink receives it). */
@@ -295,7 +305,7 @@ export class MessagesStreamEncoder {
     const searches = output.filter((item) => item.type === 'web_search_call' && item.action?.type === 'search').length;
     this.sink({
       type: 'message_delta',
-      delta: { stop_reason: stopReasonOf(response, output, this.sawRefusal), stop_sequence: null, stop_details: null, container: null },
+      delta: this.stopDelta(stopReasonOf(response, output, this.sawRefusal)),
       usage: {
         // Anthropic's input_tokens excludes cache reads (reference §8)
         input_tokens: Math.max(0, Number(usage?.input_tokens ?? 0) - cached),

@@ -49,6 +49,8 @@ export interface ChatChunk {
       tool_calls?: ChatChunkToolCallDelta[] | null;
     };
     finish_reason?: string | null;
+    /** vLLM: the stop string (or token id) that ended the output, on the finishing chunk. */
+    stop_reason?: string | number | null;
   }>;
   usage?: {
     prompt_tokens?: number;
@@ -234,7 +236,8 @@ export class ChatStreamDecoder {
       if (choice.finish_reason) {
         this.flushUnnamed(out);
         this.finished = true;
-        out.push({ kind: 'finish', reason: FINISH_REASONS[choice.finish_reason] ?? 'other' });
+        const reason = FINISH_REASONS[choice.finish_reason] ?? 'other';
+        out.push(typeof choice.stop_reason === 'string' && reason === 'stop' ? { kind: 'finish', reason, stopSequence: choice.stop_reason } : { kind: 'finish', reason });
       }
     }
     const usage = chunk.usage;

@@ -61,5 +61,6 @@ export type RawEvent =
   | { kind: 'tool_call_start'; index: number; callId: string; name: string }
   | { kind: 'tool_call_args'; index: number; delta: string }
   | { kind: 'usage'; usage: ModelUsage }
-  | { kind: 'finish'; reason: FinishReason }
+  /** `stopSequence`: the stop string that ended the output (vLLM's `stop_reason`), when one did. */
+  | { kind: 'finish'; reason: FinishReason; stopSequence?: string }
   | { kind: 'error'; message: string; code?: string };

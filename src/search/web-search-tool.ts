@@ -26,6 +26,8 @@ const CONTEXT = {
 
 interface Options {
   allowedDomains: string[] | undefined;
+  /** Never shown or opened (the Messages web search tool's `blocked_domains`). */
+  blockedDomains: string[] | undefined;
   context: (typeof CONTEXT)[keyof typeof CONTEXT];
   userLocation: UserLocation | undefined;
   /** false: answer only from what the gateway cached from earlier searches and pages. */
@@ -50,14 +52,26 @@ export function webSearchExecutionFactory(services: WebSearchServices): Executio
   return (declaration, request) => webSearchExecution(services, optionsOf(declaration, request.include));
 }
 
+/** A declaration's domain list, normalized to bare hosts; undefined when absent or empty. */
+function domainList(value: unknown): string[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  return (value as string[]).map((d) => d.toLowerCase().replace(/^https?:\/\//, '').replace(/\/.*$/, ''));
+}
+
+/** Whether this search may show or open `url`: within the allowed domains, none of the blocked. */
+function permitted(url: string, options: Options): boolean {
+  return domainAllowed(url, options.allowedDomains) && !(options.blockedDomains && domainAllowed(url, options.blockedDomains));
+}
+
 function optionsOf(decl: JsonObject, include: readonly string[]): Options {
   const filters = decl.filters as JsonObject | undefined;
-  const domains = Array.isArray(filters?.allowed_domains) ? (filters!.allowed_domains as string[]) : undefined;
+  const domains = domainList(filters?.allowed_domains);
   const size = (decl.search_context_size as keyof typeof CONTEXT | undefined) ?? 'medium';
   const location = decl.user_location as JsonObject | undefined;
   const text = (key: string) => (location && typeof location[key] === 'string' ? { [key]: location[key] as string } : {});
   return {
-    allowedDomains: domains && domains.length > 0 ? domains.map((d) => d.toLowerCase().replace(/^https?:\/\//, '').replace(/\/.*$/, '')) : undefined,
+    allowedDomains: domains,
+    blockedDomains: domainList(filters?.blocked_domains),
     context: CONTEXT[size] ?? CONTEXT.medium,
     userLocation: location ? { ...text('country'), ...text('city'), ...text('region'), ...text('timezone') } : undefined,
     externalAccess: decl.external_web_access !== false,
@@ -112,7 +126,7 @@ function actionOf(name: string, args: JsonObject): JsonObject {
 async function search(services: WebSearchServices, options: Options, inv: GatewayInvocation): Promise<ToolOutcome> {
   const query = typeof inv.args.query === 'string' ? inv.args.query.trim() : '';
   if (!query) return failure("web_search needs a non-empty 'query' string");
-  const key = JSON.stringify([query.toLowerCase(), options.context.results, options.allowedDomains ?? null, options.userLocation ?? null]);
+  const key = JSON.stringify([query.toLowerCase(), options.context.results, options.allowedDomains ?? null, options.blockedDomains ?? null, options.userLocation ?? null]);
   let results = services.searchCache.get(key);
   if (!results) {
     if (!options.externalAccess) return failure(`no cached results for "${query}" and live web access is disabled for this request`);
@@ -125,7 +139,7 @@ async function search(services: WebSearchServices, options: Options, inv: Gatewa
         signal: inv.signal,
       });
       // providers filter natively where they can; the allow-list is enforced here either way
-      results = found.filter((r) => domainAllowed(r.url, options.allowedDomains)).slice(0, options.context.results);
+      results = found.filter((r) => permitted(r.url, options)).slice(0, options.context.results);
       services.searchCache.set(key, results);
     } catch (err) {
       return failure(providerErrorText(err));
@@ -169,14 +183,14 @@ async function findInPage(services: WebSearchServices, options: Options, inv: Ga
 async function loadPage(services: WebSearchServices, options: Options, inv: GatewayInvocation, rawUrl: unknown): Promise<Page | ToolOutcome> {
   const url = typeof rawUrl === 'string' ? rawUrl.trim() : '';
   if (!/^https?:\/\//i.test(url)) return failure('a page URL must be an absolute http(s) URL');
-  if (!domainAllowed(url, options.allowedDomains)) return failure(`${url} is outside the allowed domains (${options.allowedDomains!.join(', ')})`);
+  if (!permitted(url, options)) return failure(options.allowedDomains ? `${url} is outside the allowed domains (${options.allowedDomains.join(', ')})` : `${url} is in a blocked domain`);
   const cached = services.pageCache.get(url);
   // the cache is shared across requests: a page that redirected elsewhere is checked again here
-  if (cached) return domainAllowed(cached.finalUrl, options.allowedDomains) ? cached : failure(`${url} redirected outside the allowed domains`);
+  if (cached) return permitted(cached.finalUrl, options) ? cached : failure(`${url} redirected outside the permitted domains`);
   if (!options.externalAccess) return failure(`${url} is not cached and live web access is disabled for this request`);
   try {
     const page = await services.pages.read(url, inv.signal);
-    if (!domainAllowed(page.finalUrl, options.allowedDomains)) return failure(`${url} redirected outside the allowed domains`);
+    if (!permitted(page.finalUrl, options)) return failure(`${url} redirected outside the permitted domains`);
     // cached pages keep at most what any request may be shown or searched: memory stays bounded
     services.pageCache.set(url, page.text.length > MAX_CACHED_PAGE_CHARS ? { ...page, text: page.text.slice(0, MAX_CACHED_PAGE_CHARS), truncated: true } : page);
     return page;

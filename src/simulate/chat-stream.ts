@@ -111,7 +111,8 @@ export function buildChatChunks(plan: RoundPlan, ctx: ChatEncodeContext): object
     object: 'chat.completion.chunk',
     created,
     model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    // vLLM names the matched stop string on the finishing chunk
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, ...(finish !== null ? { stop_reason: plan.stopReason } : {}) }],
   });
 
   const chunks: object[] = [chunk({ role: 'assistant', content: '' }, null)];
@@ -148,7 +149,7 @@ export function buildChatCompletion(plan: RoundPlan, ctx: ChatEncodeContext): ob
     object: 'chat.completion',
     created: ctx.created,
     model: ctx.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: plan.finishReason, stop_reason: null }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: plan.finishReason, stop_reason: plan.stopReason }],
     usage: chatUsage(plan),
   };
 }

@@ -79,6 +79,8 @@ export interface SimRequest {
   responseFormat: SimResponseFormat;
   reasoningEffort: string | null;
   maxTokens: number | null;
+  /** Stop strings (Chat Completions `stop`): the output ends before the first one it would contain. */
+  stop: string[];
 }
 
 export interface PlannedToolCall {
@@ -116,6 +118,8 @@ export interface RoundPlan {
   toolCalls: PlannedToolCall[];
   toolCallStyle: ToolCallStyle;
   finishReason: FinishReason;
+  /** The stop string that ended the output (vLLM's `stop_reason`), else null. */
+  stopReason: string | null;
   usage: PlannedUsage;
   hang: boolean;
   hangAfterChunks: number | null;
@@ -214,6 +218,7 @@ export function chatRequestToSim(body: Json, defaultModel: string): SimRequest |
     responseFormat: responseFormatOf(body.response_format),
     reasoningEffort: typeof body.reasoning_effort === 'string' ? body.reasoning_effort : null,
     maxTokens: positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens),
+    stop: typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s: unknown): s is string => typeof s === 'string' && s.length > 0) : [],
   };
 }
 
@@ -273,6 +278,7 @@ export function responsesRequestToSim(body: Json, defaultModel: string): SimRequ
     responseFormat: responseFormatOf(text.format),
     reasoningEffort: typeof reasoning.effort === 'string' ? reasoning.effort : null,
     maxTokens: positiveInt(body.max_output_tokens),
+    stop: [],
   };
 }
 
@@ -633,6 +639,25 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
     return { id: c.id ?? null, name: c.name, arguments: args, pieces: split.args(args) };
   });
 
+  // Stop strings: generation ends before the first one the text would contain (nothing after it,
+  // no tool calls either), as vLLM does, which names the matched string in `stop_reason`.
+  let stopReason: string | null = null;
+  if (req.stop.length > 0 && text.length > 0) {
+    const whole = text.join('');
+    let at = -1;
+    for (const s of req.stop) {
+      const i = whole.indexOf(s);
+      if (i >= 0 && (at < 0 || i < at)) {
+        at = i;
+        stopReason = s;
+      }
+    }
+    if (stopReason !== null) {
+      text = at > 0 ? split.prose(whole.slice(0, at)) : [];
+      toolCalls = [];
+    }
+  }
+
   // Respect max tokens: every piece counts as one token.
   let truncated = false;
   if (req.maxTokens !== null) {
@@ -663,7 +688,10 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
   }
 
   let finishReason: FinishReason;
-  if (truncated) finishReason = 'length';
+  if (truncated) {
+    finishReason = 'length';
+    stopReason = null;
+  } else if (stopReason !== null) finishReason = 'stop';
   else if (step?.finish_reason) finishReason = step.finish_reason;
   // vLLM: a named tool_choice is served by guided decoding and finishes with "stop".
   else if (toolCalls.length > 0 && req.toolChoice.kind !== 'named') finishReason = 'tool_calls';
@@ -694,6 +722,7 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
     toolCalls,
     toolCallStyle: step?.tool_call_style ?? 'vllm',
     finishReason,
+    stopReason,
     usage,
     hang: step?.hang === true,
     hangAfterChunks: nonNeg(step?.hang_after_chunks),

@@ -21,7 +21,11 @@ export const webSearchHandler = hostedToolHandler({
   },
   parse(raw, param) {
     const filters = optionalObject(raw, 'filters', param);
-    if (filters) optionalStringArray(filters, 'allowed_domains', `${param}.filters`);
+    if (filters) {
+      optionalStringArray(filters, 'allowed_domains', `${param}.filters`);
+      // an extension (the Messages web search tool's `blocked_domains` arrives here)
+      optionalStringArray(filters, 'blocked_domains', `${param}.filters`);
+    }
     const size = raw.search_context_size;
     if (size !== undefined && size !== null && !CONTEXT_SIZES.has(size as string)) {
       throw new ToolDeclarationError(`Invalid '${param}.search_context_size': expected 'low', 'medium' or 'high'.`, `${param}.search_context_size`, 'invalid_value');
