@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { openMigratedPool, quoteIdent, withTransaction, type PostgresStoreOptions } from '../store/postgres.js';
+import { openMigratedPool, migrateUnderLock, quoteIdent, withTransaction, type PostgresStoreOptions } from '../store/postgres.js';
 import { toContainer, toFile, type ContainerRow, type FileRow } from './rows.js';
 import type { ContainerFileRecord, ContainerRecord, ContainerStore, Page, PageOptions } from './store.js';
 
@@ -121,9 +121,7 @@ export class PostgresContainerStore implements ContainerStore {
 
 async function migrateContainers(pool: pg.Pool, schema: string): Promise<void> {
   const s = quoteIdent(schema);
-  await withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
-    await client.query(`
+  await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.containers (
         seq BIGSERIAL PRIMARY KEY,
@@ -147,6 +145,5 @@ async function migrateContainers(pool: pg.Pool, schema: string): Promise<void> {
         UNIQUE (container_id, path)
       );
       CREATE INDEX IF NOT EXISTS container_files_by_container ON ${s}.container_files (container_id, seq);
-    `);
-  });
+  `);
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createPool, quoteIdent, withTransaction, type PostgresStoreOptions } from '../store/postgres.js';
+import { createPool, migrateUnderLock, quoteIdent, withTransaction, type PostgresStoreOptions } from '../store/postgres.js';
 import { batchFromRow, fileFromRow, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
 import { packVectors } from './sqlite-store.js';
 import {
@@ -51,9 +51,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
 
   static async fromPool(pool: pg.Pool, schema: string, ownsPool = false): Promise<PostgresFileSearchStore> {
     const s = quoteIdent(schema);
-    await withTransaction(pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
-      await client.query(`
+    await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
         CREATE SCHEMA IF NOT EXISTS ${s};
         CREATE TABLE IF NOT EXISTS ${s}.fs_files (
           seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, owner TEXT NOT NULL, filename TEXT NOT NULL, purpose TEXT NOT NULL,
@@ -82,8 +80,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
         );
         CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON ${s}.fs_chunks (store_id, file_id, position);
         CREATE INDEX IF NOT EXISTS fs_chunks_tsv ON ${s}.fs_chunks USING GIN (tsv);
-      `);
-    });
+    `);
     return new PostgresFileSearchStore(pool, s, ownsPool);
   }
 

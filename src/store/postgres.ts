@@ -50,6 +50,17 @@ export function quoteIdent(name: string): string {
 }
 
 /** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
+/**
+ * Applies a store's DDL in one transaction under an advisory lock on (`lock`, schema): replicas
+ * starting together migrate one at a time instead of racing on `CREATE … IF NOT EXISTS`.
+ */
+export async function migrateUnderLock(pool: pg.Pool, schema: string, lock: number, ddl: string): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [lock, schema]);
+    await client.query(ddl);
+  });
+}
+
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -84,9 +95,7 @@ const MIGRATION_LOCK = 0x73777964;
  */
 export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
   const s = quoteIdent(schema);
-  await withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
-    await client.query(`
+  await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.responses (
         id TEXT PRIMARY KEY,
@@ -144,8 +153,7 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
       ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS queued_at BIGINT;
       ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS request TEXT;
       CREATE INDEX IF NOT EXISTS background_runs_queue ON ${s}.background_runs (state, queued_at, id);
-    `);
-  });
+  `);
 }
 
 /** A new pool with the tables in place (the pool is ended again if migrating fails). */
