@@ -1,4 +1,4 @@
-import { GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
+import { Errors, GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelUsage, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type Usage } from '../protocol/responses.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -202,9 +202,9 @@ async function summarize(upstream: UpstreamClient, model: string, context: reado
       }
     }
   }
-  if (!finished) throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', 'The upstream stream ended before the compaction summary was complete.');
+  if (!finished) throw Errors.upstreamDisconnected('The upstream stream ended before the compaction summary was complete.');
   text = text.trim();
-  if (text.length === 0) throw new GatewayError(502, 'upstream_error', 'compaction_failed', 'The model returned an empty compaction summary.');
+  if (text.length === 0) throw Errors.compactionFailed();
   const inputTokens = usage?.inputTokens ?? estimateTokens(request.items);
   const outputTokens = usage?.outputTokens ?? Math.ceil(text.length / 4);
   return {

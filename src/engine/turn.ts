@@ -1,4 +1,4 @@
-import { GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
+import { Errors, GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
 import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
@@ -172,7 +172,7 @@ export class Engine {
       if (!options.dryRun) {
         conversationLease = await this.ownership.acquireLease(request.conversationId);
         if (!conversationLease) {
-          throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
+          throw Errors.conversationLocked();
         }
       }
       // read under the lease: the history as no other turn can change it now
@@ -369,7 +369,7 @@ export class Engine {
           const wait = drained?.();
           if (wait) await wait;
         }
-        if (!translator.sawFinish) throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', 'The upstream stream ended before the response was complete.');
+        if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
       } catch (err) {
         translator.finish('incomplete');
         return this.fail(acc, turn, err, signal);
@@ -566,15 +566,15 @@ function isSerializationFailure(err: unknown): boolean {
 function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable' | 'unstorable', turn: PreparedTurn): GatewayError {
   switch (outcome) {
     case 'conversation_not_found':
-      return new GatewayError(404, 'invalid_request_error', 'conversation_not_found', `Conversation with id '${turn.request.conversationId}' was deleted while this response was generated; nothing was stored.`, 'conversation');
+      return Errors.conversationDeletedDuringTurn(turn.request.conversationId);
     case 'lease_lost':
-      return new GatewayError(409, 'invalid_request_error', 'conversation_locked', 'This turn lost its hold on the conversation (another turn took it over); nothing was stored. Please retry.', 'conversation', true);
+      return Errors.conversationLeaseLost();
     case 'not_owner':
-      return new GatewayError(503, 'server_error', 'run_taken_over', 'Another gateway process took this response over; it was not completed. Please retry.', null, true);
+      return Errors.runTakenOver();
     case 'unavailable':
-      return new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
+      return Errors.unsettledStoreUnavailable();
     case 'unstorable':
-      return new GatewayError(500, 'server_error', 'server_error', 'The response was generated but could not be stored.', null, false);
+      return Errors.unstorable();
   }
 }
 

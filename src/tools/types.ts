@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js';
 import type { ModelFunction } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 
@@ -131,7 +132,7 @@ export interface GatewayExecution {
 }
 
 export class ToolDeclarationError extends Error {
-  constructor(message: string, readonly param: string, readonly code = 'invalid_tool') {
+  constructor(message: string, readonly param: string, readonly code: ErrorCode = 'invalid_tool') {
     super(message);
   }
 }
