@@ -184,6 +184,16 @@ export const Errors = {
     new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? fallbackCode, message, null, cause?.retryable ?? false),
 } as const;
 
+/** A tool declaration the gateway cannot serve; the request validator turns it into a 400 naming `param`. */
+export class ToolDeclarationError extends Error {
+  constructor(message: string, readonly param: string, readonly code: ErrorCode = 'invalid_tool') {
+    super(message);
+  }
+}
+
+/** The abort reason a call's signal carries when its per-call timeout fired. */
+export class ToolTimeoutError extends Error {}
+
 /**
  * An error the upstream reported inside its stream. The code is the gateway's own (`upstream_error`,
  * whichever dialect): upstream codes (vLLM's `InternalServerError`, a bare `500`) are not part of

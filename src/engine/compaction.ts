@@ -4,7 +4,9 @@ import { ID_PREFIX, type Item, type JsonObject, type Usage } from '../protocol/r
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { estimateTokens } from './token-count.js';
-import type { Logger, PreparedTurn } from './turn.js';
+import type { AutoCompaction, CompactionItem, Logger, PreparedTurn } from './types.js';
+
+export type { AutoCompaction, CompactionItem };
 
 /**
  * Conversation compaction (`POST /v1/responses/compact`, and `context_management` auto-compaction).
@@ -48,13 +50,6 @@ export const COMPACTION_PROMPT = [
 
 /** The prefix of the model message a `compaction` item turns back into. */
 export const SUMMARY_MESSAGE_PREFIX = 'Summary of the earlier conversation: ';
-
-export interface CompactionItem {
-  type: 'compaction';
-  id: string;
-  encrypted_content: string;
-  [key: string]: unknown;
-}
 
 export interface CompactionResult {
   id: string;
@@ -277,17 +272,6 @@ export function parseContextManagement(value: unknown, defaultThreshold = DEFAUL
     result = { compactThreshold: typeof threshold === 'number' ? threshold : defaultThreshold };
   });
   return result;
-}
-
-export interface AutoCompaction {
-  /** Replaces `turn.conversation`: [instructions?, summary message, ...kept model items]. */
-  conversation: ModelItem[];
-  /** To emit as an output item of the response (before any other), so the chain carries it. */
-  item: CompactionItem;
-  /** The summarization call's usage. */
-  usage: Usage;
-  tokensBefore: number;
-  tokensAfter: number;
 }
 
 /**

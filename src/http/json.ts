@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Errors, GatewayError, invalidRequest } from '../errors.js';
 import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
-import { noteModel } from './request-context.js';
+import { noteModel } from '../observability/request-context.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Errors, GatewayError, notFound } from '../errors.js';
 import { countInputTokens, estimateTokens } from '../engine/token-count.js';
-import type { Engine, Logger, PreparedTurn } from '../engine/turn.js';
+import type { Engine } from '../engine/turn.js';
+import type { PreparedTurn } from '../engine/types.js';
+import type { Logger } from '../util/logger.js';
 import { sendMessagesError } from '../messages/errors.js';
 import { MessageFold } from '../messages/fold.js';
 import { ModelLimits } from '../messages/model-limits.js';

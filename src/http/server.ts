@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Errors, GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
-import type { Logger } from '../engine/turn.js';
+import type { Logger } from '../util/logger.js';
 import { answerClientError, connectionsCheckingInterval, writeErrorAndClose, type ConnectionLimits } from './client-errors.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
-import { GatewayRequest, GatewayResponse } from './request-context.js';
+import { GatewayRequest, GatewayResponse } from '../observability/request-context.js';
 import { matchRoute, routeLabel, type Route } from './router.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
