@@ -121,6 +121,11 @@ describe('layering (docs/architecture.md, "Layering rules")', () => {
     expect(offending).toEqual([]);
   });
 
+  it('engine/ imports no tool type folder (tool types plug in through the handler hooks)', () => {
+    const offending = [...graph].flatMap(([file, targets]) => (file.startsWith('engine/') ? targets.filter(isToolTypeFolder).map((t) => `${file} -> ${t}`) : []));
+    expect(offending).toEqual([]);
+  });
+
   it('only cli.ts and index.ts import the composition root (app.ts)', () => {
     const importers = [...graph].filter(([, targets]) => targets.includes('app.ts')).map(([file]) => file).sort();
     expect(importers).toEqual(['cli.ts', 'index.ts']);

@@ -94,7 +94,7 @@ const CASES: ExecutionCase[] = [
 /** Parse → discover (MCP lists the real server's tools) → register: the entry the engine would route to. */
 async function entryFor(c: ExecutionCase, tool: string): Promise<RegistryEntry> {
   const parsed = parseTools([c.declaration()]);
-  await discoverTools(parsed, { ...declare, priorListings: new Map(), signal: new AbortController().signal });
+  await discoverTools(parsed, { ...declare, priorItems: [], signal: new AbortController().signal });
   const registry = registerTools(parsed, declare);
   const entry = registry.lookup(tool);
   expect(entry, `registry has ${tool}: ${[...registry.all()].map((e) => e.modelName).join(', ')}`).toBeDefined();

@@ -5,9 +5,9 @@ import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../p
 import type { ConversationStore } from '../store/conversations.js';
 import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
-import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { APPROVAL_GATES, discoverTools, handlerForCallItem, itemWithoutCredentials, preludeFor, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
-import { boundApprovalDigest, resolveApprovals, useApprovals } from './approvals.js';
+import { useApprovals } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
@@ -146,7 +146,7 @@ export class Engine {
     let preludeItems: Item[];
     const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems] } };
     try {
-      const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
+      const discover = { ...declare, priorItems: [...history, ...inputItems], signal };
       preludeItems = await discoverTools(request.tools, discover);
       registry = registerTools(request.tools, declare);
       preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
@@ -197,7 +197,11 @@ export class Engine {
       }
     }
     // approvals are checked here and used up when the turn runs (useApprovals)
-    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, offeredNames(choice.functions, choice.toolChoice));
+    if (!dryRun) {
+      const offered = offeredNames(choice.functions, choice.toolChoice);
+      const check = (id: string, digest: string) => this.store.checkApproval(id, digest);
+      for (const gate of APPROVAL_GATES) turn.approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
+    }
     return turn;
   }
 
@@ -267,7 +271,7 @@ export class Engine {
     /** Once the response has started: the discovered lists, then the calls the client approved. */
     const startTools = async () => {
       startedTools = true;
-      for (const item of turn.preludeItems) emitListing(acc, item);
+      for (const item of turn.preludeItems) emitPrelude(acc, item);
       // an approval is used up only now that its call starts, not when the turn was prepared
       if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store));
     };
@@ -378,8 +382,10 @@ export class Engine {
   private async recordApprovalRequests(acc: ResponseAccumulator, registry: ToolRegistry, count: number): Promise<void> {
     const output = acc.response.output;
     for (const item of output.slice(output.length - count)) {
-      if (item.type !== 'mcp_approval_request') continue;
-      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, registry));
+      for (const gate of APPROVAL_GATES) {
+        const digest = gate.bind(item as JsonObject, registry);
+        if (digest !== undefined) await this.store.recordApproval(item.id, digest);
+      }
     }
   }
 
@@ -514,19 +520,12 @@ function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable' | '
   }
 }
 
-/** A discovered `mcp_list_tools` item with its lifecycle: added (empty) → in_progress → completed → done. */
-function emitListing(acc: ResponseAccumulator, item: Item): void {
-  const index = acc.addItem({ ...item, tools: [] } as Item);
-  acc.emit('response.mcp_list_tools.in_progress', { item_id: item.id, output_index: index });
-  acc.emit('response.mcp_list_tools.completed', { item_id: item.id, output_index: index });
+/** An item that opens the turn (discovery output): its tool type's lifecycle, else added and done. */
+function emitPrelude(acc: ResponseAccumulator, item: Item): void {
+  const lifecycle = preludeFor(item.type);
+  const index = acc.addItem(lifecycle ? lifecycle.opened(item) : item);
+  for (const type of lifecycle?.events ?? []) acc.emit(type, { item_id: item.id, output_index: index });
   acc.doneItem(index, item);
-}
-
-/** The latest `mcp_list_tools` per server in the conversation (history, then this input). */
-function latestListings(history: readonly JsonObject[], input: readonly JsonObject[]): Map<string, JsonObject> {
-  const listings = new Map<string, JsonObject>();
-  for (const item of [...history, ...input]) if (item.type === 'mcp_list_tools' && typeof item.server_label === 'string' && !item.error) listings.set(item.server_label, item);
-  return listings;
 }
 
 function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmitter {

@@ -4,6 +4,9 @@ import type { Item, JsonObject } from '../protocol/responses.js';
 /** How a registered model-visible function is returned or executed. */
 export type CallShape = 'function' | 'custom' | 'tool_search' | 'gateway';
 
+/** The one string parameter a `custom` call shape's function takes: the raw freeform input. */
+export const CUSTOM_INPUT_KEY = 'input';
+
 /** Public identity of a model-visible function: what the client declared. */
 export interface ToolIdentity {
   /** The declared tool type (`function`, `custom`, `mcp`, `web_search`, …). */
@@ -100,6 +103,26 @@ export interface GatewayInvocation {
   approvalRequestId?: string;
   /** The turn's public output (e.g. to number sources for citation). */
   emit: ItemEmitter;
+}
+
+/** An answered approval request, checked but not used up yet (that happens when its call starts). */
+export interface ApprovedCall {
+  /** callId = the approval request's id; arguments exactly as requested. */
+  call: ModelCall;
+  entry: RegistryEntry;
+  /** false: the client declined (nothing runs; the answer is still used up when the turn starts). */
+  approve: boolean;
+  digest: string;
+}
+
+/** What a store says of an approval request id and digest (see ResponseStore.checkApproval). */
+export type ApprovalVerdict = 'ok' | 'unknown' | 'used' | 'mismatch';
+
+/** The registry as hooks may read it (the request's tools). */
+export interface RegistryView {
+  lookup(modelName: string): RegistryEntry | undefined;
+  isVisible(entry: RegistryEntry): boolean;
+  all(): IterableIterator<RegistryEntry>;
 }
 
 /** A call as planned before it runs (no signal yet). */
