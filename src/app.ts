@@ -24,6 +24,8 @@ import { containerRoutes } from './http/containers-routes.js';
 import { setUpFileSearch } from './retrieval/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
+import { RetentionSweeper } from './store/retention.js';
+import { parseDuration } from './util/duration.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
 import { messagesRoutes } from './http/messages-routes.js';
@@ -173,6 +175,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   background = new BackgroundRunner(engine, store, log, config.background);
   background.start();
   await ownership.start();
+  // age-based pruning, when `store.retention` is set
+  const retention = config.store.retention
+    ? new RetentionSweeper(store, conversations, { maxAgeMs: parseDuration(config.store.retention)!, intervalMs: config.store.retentionSweepMs, batchSize: config.store.retentionBatch }, log)
+    : undefined;
+  retention?.start();
   const runner = background;
   // every model served: each upstream's list merged, aliases included
   const listModels = () => upstream.listModels(AbortSignal.timeout(primary.connectTimeoutMs + 5_000));
@@ -222,7 +229,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     });
   } catch (err) {
     ownership.close();
-    await Promise.allSettled([responsesWs.close(), runner.close(), fileSearch.close(), codeInterpreter?.close(), upstream.close(), mcp.close(), stores.conversations.close(), rawStore.close(), simulator?.close()]);
+    await Promise.allSettled([retention?.close(), responsesWs.close(), runner.close(), fileSearch.close(), codeInterpreter?.close(), upstream.close(), mcp.close(), stores.conversations.close(), rawStore.close(), simulator?.close()]);
     throw listenStartupError(err, config.host, config.port);
   }
   const port = (server.address() as AddressInfo).port;
@@ -250,6 +257,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     clearTimeout(force);
     log.info({ drained: running - cut, cut, cutBackground }, 'shutdown: running turns drained or cut');
     ownership.close();
+    await retention?.close();
     await fileSearch.close();
     await upstream.close();
     await mcp.close();

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { DURATION_PATTERN } from '../util/duration.js';
 
 /**
  * The configuration schema: the one source of truth for keys, types, defaults, the environment
@@ -146,6 +147,14 @@ const store = z
       .meta(doc('PostgreSQL connection string', { env: 'SWITCHYARD_DATABASE_URL', secret: true })),
     schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an SQL identifier' }).optional().meta(doc('PostgreSQL schema')),
     maxConnections: z.number().int().min(1).optional().meta(doc('PostgreSQL pool size')),
+    retention: z
+      .string()
+      .regex(DURATION_PATTERN, { error: 'expected a duration such as 30d, 12h or 90m' })
+      .nullable()
+      .default(null)
+      .meta(doc('Prune responses (with their event logs) and conversation items older than this, e.g. `30d`', { env: 'SWITCHYARD_RETENTION', defaultText: 'keep forever' })),
+    retentionSweepMs: count('How often the retention sweeper runs', 60_000, 1),
+    retentionBatch: count('Rows the retention sweeper deletes per transaction', 500, 1),
   })
   .prefault({});
 

@@ -33,5 +33,7 @@ export interface ConversationStore {
    */
   acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseTurn(id: string, owner: string): Promise<void>;
+  /** Retention: deletes up to `limit` items added before `beforeSeconds` (epoch seconds); returns how many. */
+  pruneItems(beforeSeconds: number, limit: number): Promise<number>;
   close(): Promise<void>;
 }

@@ -150,6 +150,16 @@ export class PostgresConversationStore implements ConversationStore {
     return (result.rowCount ?? 0) > 0;
   }
 
+  async pruneItems(beforeSeconds: number, limit: number): Promise<number> {
+    const result = await this.pool.query(
+      `DELETE FROM ${this.itemsTable} WHERE (conversation_id, position) IN (
+         SELECT conversation_id, position FROM ${this.itemsTable} WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       )`,
+      [beforeSeconds, limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
   }

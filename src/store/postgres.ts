@@ -49,7 +49,12 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
+/** A single-quoted SQL string literal. */
+export function quoteLiteral(value: string): string {
+  if (value.includes('\0')) throw new Error(`invalid SQL literal: ${JSON.stringify(value)}`);
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
 /**
  * Applies a store's DDL in one transaction under an advisory lock on (`lock`, schema): replicas
  * starting together migrate one at a time instead of racing on `CREATE … IF NOT EXISTS`.
@@ -61,6 +66,7 @@ export async function migrateUnderLock(pool: pg.Pool, schema: string, lock: numb
   });
 }
 
+/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -153,6 +159,17 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
       ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS queued_at BIGINT;
       ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS request TEXT;
       CREATE INDEX IF NOT EXISTS background_runs_queue ON ${s}.background_runs (state, queued_at, id);
+      -- v3: retention prunes by age; items stored before are as old as their conversation
+      DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = ${quoteLiteral(schema)} AND table_name = 'conversation_items' AND column_name = 'created_at') THEN
+          ALTER TABLE ${s}.conversation_items ADD COLUMN created_at BIGINT;
+          UPDATE ${s}.conversation_items i SET created_at = c.created_at FROM ${s}.conversations c WHERE c.id = i.conversation_id;
+          ALTER TABLE ${s}.conversation_items ALTER COLUMN created_at SET DEFAULT (extract(epoch FROM now())::bigint);
+        END IF;
+      END $$;
+      CREATE INDEX IF NOT EXISTS responses_by_created_at ON ${s}.responses (created_at);
+      CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON ${s}.conversation_items (created_at);
+      CREATE INDEX IF NOT EXISTS approvals_by_created_at ON ${s}.approvals (created_at);
   `);
 }
 
@@ -291,6 +308,22 @@ export class PostgresResponseStore implements ResponseStore {
       [id],
     );
     return (result.rowCount ?? 0) > 0;
+  }
+
+  async pruneResponses(beforeSeconds: number, limit: number): Promise<number> {
+    // one statement, so atomic; SKIP LOCKED: replicas sweeping at once take different rows
+    const result = await this.pool.query(
+      `WITH doomed AS (
+         SELECT id FROM ${this.t.responses} WHERE created_at < $1 AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       ),
+       events AS (DELETE FROM ${this.t.events} WHERE response_id IN (SELECT id FROM doomed)),
+       records AS (DELETE FROM ${this.t.callRecords} WHERE response_id IN (SELECT id FROM doomed)),
+       approvals AS (DELETE FROM ${this.t.approvals} WHERE id IN (SELECT id FROM ${this.t.approvals} WHERE created_at < $1 * 1000 ORDER BY created_at LIMIT $2))
+       DELETE FROM ${this.t.responses} WHERE id IN (SELECT id FROM doomed)`,
+      [beforeSeconds, limit],
+    );
+    return result.rowCount ?? 0;
   }
 
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {

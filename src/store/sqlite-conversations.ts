@@ -39,6 +39,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly createTx: (conversation: Conversation, items: readonly Item[]) => void;
   private readonly deleteTx: (id: string) => boolean;
 
+  private readonly pruneItemRows: Database.Statement;
   private readonly takeLock: Database.Statement;
   private readonly dropLock: Database.Statement;
 
@@ -64,7 +65,8 @@ export class SqliteConversationStore implements ConversationStore {
     this.deleteAllItems = this.db.prepare('DELETE FROM conversation_items WHERE conversation_id = ?');
     this.selectItems = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? ORDER BY position').pluck();
     this.selectNextPosition = this.db.prepare('SELECT COALESCE(MAX(position), -1) + 1 FROM conversation_items WHERE conversation_id = ?').pluck();
-    this.insertItem = this.db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    this.insertItem = this.db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.pruneItemRows = this.db.prepare('DELETE FROM conversation_items WHERE rowid IN (SELECT rowid FROM conversation_items WHERE created_at < ? ORDER BY created_at LIMIT ?)');
     // an id present more than once (a client may supply ids) resolves to its first occurrence
     this.selectItem = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? AND item_id = ? ORDER BY position LIMIT 1').pluck();
     this.deleteItemRows = this.db.prepare('DELETE FROM conversation_items WHERE conversation_id = ? AND item_id = ?');
@@ -76,7 +78,8 @@ export class SqliteConversationStore implements ConversationStore {
 
     const insertItems = (id: string, items: readonly Item[]): void => {
       let position = this.selectNextPosition.get(id) as number;
-      for (const item of items) this.insertItem.run(id, position++, item.id, JSON.stringify(item));
+      const now = nowSeconds();
+      for (const item of items) this.insertItem.run(id, position++, item.id, JSON.stringify(item), now);
     };
     const append = this.db.transaction((id: string, items: readonly Item[]): boolean => {
       if (!this.selectConversation.get(id)) return false;
@@ -160,9 +163,17 @@ export class SqliteConversationStore implements ConversationStore {
     return this.deleteItemRows.run(id, itemId).changes > 0;
   }
 
+  async pruneItems(beforeSeconds: number, limit: number): Promise<number> {
+    return this.pruneItemRows.run(beforeSeconds, limit).changes;
+  }
+
   async close(): Promise<void> {
     if (this.ownsDb) this.db.close();
   }
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
 }
 
 function decodeConversation(row: ConversationRow): Conversation {
@@ -186,7 +197,7 @@ export class SqliteConversationWriter {
   constructor(db: Database.Database) {
     this.exists = db.prepare('SELECT 1 FROM conversations WHERE id = ?');
     this.nextPosition = db.prepare('SELECT COALESCE(MAX(position), -1) + 1 FROM conversation_items WHERE conversation_id = ?').pluck();
-    this.insert = db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item, created_at) VALUES (?, ?, ?, ?, ?)');
     this.dropLease = db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
   }
 
@@ -202,7 +213,8 @@ export class SqliteConversationWriter {
   append(id: string, items: readonly Item[]): boolean {
     if (!this.exists.get(id)) return false;
     let position = this.nextPosition.get(id) as number;
-    for (const item of items) this.insert.run(id, position++, item.id, JSON.stringify(normalizeStoredItem(item)));
+    const now = nowSeconds();
+    for (const item of items) this.insert.run(id, position++, item.id, JSON.stringify(normalizeStoredItem(item)), now);
     return true;
   }
 }

@@ -48,6 +48,8 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly deleteEvents: Database.Statement;
   private readonly upsertCallRecord: Database.Statement;
   private readonly deleteCallRecords: Database.Statement;
+  private readonly selectExpired: Database.Statement;
+  private readonly pruneApprovals: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
     this.database = openDatabase(dataDir);
@@ -87,6 +89,10 @@ export class SqliteResponseStore implements ResponseStore {
     this.deleteOne = this.database.prepare('DELETE FROM responses WHERE id = ?');
     this.upsertCallRecord = this.database.prepare('INSERT OR REPLACE INTO gateway_call_records (item_id, response_id, record) VALUES (?, ?, ?)');
     this.deleteCallRecords = this.database.prepare('DELETE FROM gateway_call_records WHERE response_id = ?');
+    this.selectExpired = this.database
+      .prepare("SELECT id FROM responses WHERE created_at < ? AND status IN ('completed', 'incomplete', 'failed', 'cancelled') ORDER BY created_at LIMIT ?")
+      .pluck();
+    this.pruneApprovals = this.database.prepare('DELETE FROM approvals WHERE id IN (SELECT id FROM approvals WHERE created_at < ? ORDER BY created_at LIMIT ?)');
   }
 
   async save(record: StoredResponse): Promise<void> {
@@ -116,9 +122,33 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    this.deleteEvents.run(id);
-    this.deleteCallRecords.run(id);
-    return this.deleteOne.run(id).changes > 0;
+    return this.deleteTx(id);
+  }
+
+  /** The response with its event log and call records, in one transaction: never a log without its response. */
+  private readonly deleteTx = (id: string): boolean =>
+    this.database
+      .transaction(() => {
+        this.deleteEvents.run(id);
+        this.deleteCallRecords.run(id);
+        return this.deleteOne.run(id).changes > 0;
+      })
+      .immediate();
+
+  async pruneResponses(beforeSeconds: number, limit: number): Promise<number> {
+    return this.database
+      .transaction(() => {
+        const ids = this.selectExpired.all(beforeSeconds, limit) as string[];
+        for (const id of ids) {
+          this.deleteEvents.run(id);
+          this.deleteCallRecords.run(id);
+          this.deleteOne.run(id);
+        }
+        // approvals are issued by responses: past the same age, their response is gone too
+        this.pruneApprovals.run(beforeSeconds * 1000, limit);
+        return ids.length;
+      })
+      .immediate();
   }
 
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {

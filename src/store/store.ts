@@ -120,6 +120,12 @@ export interface ResponseStore {
   appendEvents(responseId: string, events: readonly StreamEvent[], owner?: string): Promise<boolean>;
   /** Events with sequence_number > `after`, in order. */
   eventsAfter(responseId: string, after: number): Promise<StreamEvent[]>;
+  /**
+   * Retention: deletes up to `limit` settled responses created before `beforeSeconds` (epoch
+   * seconds), with their event logs, call records and approvals, in one transaction. Running
+   * responses are kept. Returns how many responses went.
+   */
+  pruneResponses(beforeSeconds: number, limit: number): Promise<number>;
   close(): Promise<void>;
 }
 
