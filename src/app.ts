@@ -25,6 +25,10 @@ import { setUpFileSearch } from './retrieval/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
 import { RetentionSweeper } from './store/retention.js';
+import { KeyRing } from './auth/key-ring.js';
+import { openKeyStore } from './auth/open-key-store.js';
+import { Limiter } from './http/limiter.js';
+import { StartupError } from './config/startup-errors.js';
 import { parseDuration } from './util/duration.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
@@ -111,6 +115,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await Promise.allSettled([upstream.close(), simulator?.close()]);
     throw storeStartupError(err, config);
   }
+  // API keys: the config's and the store's (`switchyard keys create`); none at all = auth off
+  const keys = new KeyRing(config.auth.keys, await openKeyStore(stores.responses), log);
+  try {
+    await keys.start(config.auth.refreshMs);
+  } catch (err) {
+    keys.close();
+    await Promise.allSettled([stores.conversations.close(), stores.responses.close(), upstream.close(), simulator?.close()]);
+    throw storeStartupError(err, config);
+  }
+  if (!keys.enabled && !isLoopback(config.host) && !config.auth.insecureNoAuth) {
+    keys.close();
+    await Promise.allSettled([stores.conversations.close(), stores.responses.close(), upstream.close(), simulator?.close()]);
+    throw new StartupError(
+      `refusing to serve ${config.host} without API keys (anyone who can reach it could read and delete every response): add auth.keys or run 'switchyard keys create NAME', listen on 127.0.0.1, or pass --insecure-no-auth`,
+    );
+  }
+  const limiter = new Limiter({ maxConcurrentTurns: config.limits.maxConcurrentTurns, maxOpenStreams: config.limits.maxOpenStreams });
   const rawStore = options.store ?? stores.responses;
   const store = metrics ? countStoreErrors(rawStore, metrics) : rawStore;
   const conversations = metrics ? countStoreErrors(stores.conversations, metrics) : stores.conversations;
@@ -205,6 +226,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log,
     observer: new RequestObserver(log, metrics, log.isLevelEnabled('info')),
     isClosing: () => closing,
+    keys,
+    limiter,
     wrap: tracing ? tracing.run.bind(tracing) : undefined,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : primary.url, upstream_api: primary.api, upstreams: entries.map((e) => e.name) }),
     routes: [
@@ -221,7 +244,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ],
     listModels,
   });
-  const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });
+  const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes, keys, limiter });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -229,6 +252,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     });
   } catch (err) {
     ownership.close();
+    keys.close();
     await Promise.allSettled([retention?.close(), responsesWs.close(), runner.close(), fileSearch.close(), codeInterpreter?.close(), upstream.close(), mcp.close(), stores.conversations.close(), rawStore.close(), simulator?.close()]);
     throw listenStartupError(err, config.host, config.port);
   }
@@ -257,6 +281,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     clearTimeout(force);
     log.info({ drained: running - cut, cut, cutBackground }, 'shutdown: running turns drained or cut');
     ownership.close();
+    keys.close();
     await retention?.close();
     await fileSearch.close();
     await upstream.close();
@@ -295,6 +320,12 @@ function turnObserver(metrics: GatewayMetrics | undefined, tracing: Tracing | un
       metrics?.settled(response, rounds);
     },
   };
+}
+
+/** Whether `host` is reachable only from this machine. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::ffff:127.0.0.1';
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { DEFAULT_TENANT } from './tenant.js';
 import { openDatabase } from './sqlite-file.js';
 import { migrateSqlite } from './sqlite-schema.js';
 import type { Item } from '../protocol/responses.js';
@@ -36,10 +37,11 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly selectPageAsc: Database.Statement;
   private readonly selectPageDesc: Database.Statement;
   private readonly appendTx: (id: string, items: readonly Item[]) => boolean;
-  private readonly createTx: (conversation: Conversation, items: readonly Item[]) => void;
+  private readonly createTx: (conversation: Conversation, items: readonly Item[], owner: string) => void;
   private readonly deleteTx: (id: string) => boolean;
 
   private readonly pruneItemRows: Database.Statement;
+  private readonly selectOwner: Database.Statement;
   private readonly takeLock: Database.Statement;
   private readonly dropLock: Database.Statement;
 
@@ -58,7 +60,8 @@ export class SqliteConversationStore implements ConversationStore {
        WHERE conversation_locks.until_ms < ? OR conversation_locks.owner = excluded.owner`,
     );
     this.dropLock = this.db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
-    this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?)');
+    this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata, owner) VALUES (?, ?, ?, ?)');
+    this.selectOwner = this.db.prepare('SELECT owner FROM conversations WHERE id = ?').pluck();
     this.selectConversation = this.db.prepare('SELECT id, created_at, metadata FROM conversations WHERE id = ?');
     this.updateMetadata = this.db.prepare('UPDATE conversations SET metadata = ? WHERE id = ?');
     this.deleteConversation = this.db.prepare('DELETE FROM conversations WHERE id = ?');
@@ -86,8 +89,8 @@ export class SqliteConversationStore implements ConversationStore {
       insertItems(id, items);
       return true;
     });
-    const create = this.db.transaction((conversation: Conversation, items: readonly Item[]): void => {
-      this.insertConversation.run(conversation.id, conversation.created_at, JSON.stringify(conversation.metadata));
+    const create = this.db.transaction((conversation: Conversation, items: readonly Item[], owner: string): void => {
+      this.insertConversation.run(conversation.id, conversation.created_at, JSON.stringify(conversation.metadata), owner);
       insertItems(conversation.id, items);
     });
     const remove = this.db.transaction((id: string): boolean => {
@@ -97,14 +100,18 @@ export class SqliteConversationStore implements ConversationStore {
     // IMMEDIATE: take the write lock up front, so a read-then-write never meets a newer snapshot
     // written by the other connection (which busy_timeout cannot wait out)
     this.appendTx = (id, items) => append.immediate(id, items);
-    this.createTx = (conversation, items) => create.immediate(conversation, items);
+    this.createTx = (conversation, items, owner) => create.immediate(conversation, items, owner);
     this.deleteTx = (id) => remove.immediate(id);
   }
 
-  async create(metadata: Record<string, string>, items: Item[]): Promise<Conversation> {
+  async create(metadata: Record<string, string>, items: Item[], owner = DEFAULT_TENANT): Promise<Conversation> {
     const conversation: Conversation = { id: newId('conv'), object: 'conversation', created_at: Math.floor(Date.now() / 1000), metadata: { ...metadata } };
-    this.createTx(conversation, items.map((item) => normalizeStoredItem(item)));
+    this.createTx(conversation, items.map((item) => normalizeStoredItem(item)), owner);
     return conversation;
+  }
+
+  async ownerOf(id: string): Promise<string | undefined> {
+    return this.selectOwner.get(id) as string | undefined;
   }
 
   async get(id: string): Promise<Conversation | undefined> {

@@ -8,6 +8,8 @@ export interface RequestContext {
   include: readonly string[];
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
   priorItems?: readonly JsonObject[];
+  /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
+  tenant?: string;
 }
 
 /** What declaration-side handlers may ask of the gateway. */
