@@ -4,7 +4,9 @@
 import OpenAI, { NotFoundError, toFile } from 'openai';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CODE_INTERPRETER_CONFIG } from '../src/containers/config.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { sandboxDir, sandboxSkipReason, SANDBOX_PYTHON } from './helpers/sandbox.js';
 
 const ALICE = 'sk-alice-0123456789abcdef';
 const BOB = 'sk-bob-0123456789abcdef01';
@@ -161,5 +163,35 @@ describe('files and vector stores', () => {
       .catch((e: unknown) => e);
     const leaked = JSON.stringify(searched).includes('tenant secret');
     expect(leaked).toBe(false);
+  });
+});
+
+describe.skipIf(sandboxSkipReason !== undefined)(`containers${sandboxSkipReason ? ` (${sandboxSkipReason})` : ''}`, () => {
+  let cgw: TestGateway;
+  let folder: ReturnType<typeof sandboxDir>;
+  beforeAll(async () => {
+    folder = sandboxDir();
+    cgw = await startTestGateway({
+      config: {
+        auth: { keys: [{ name: 'alice', key: ALICE }, { name: 'bob', key: BOB }] },
+        codeInterpreter: { ...DEFAULT_CODE_INTERPRETER_CONFIG, python: SANDBOX_PYTHON, dir: folder.dir, poolSize: 1, uidBase: 240_000 + (process.pid % 1000) * 20 },
+      },
+    });
+  });
+  afterAll(async () => {
+    await cgw?.close();
+    folder?.remove();
+  });
+
+  it("another tenant's container is a 404 and absent from its list", async () => {
+    const a = new OpenAI({ baseURL: cgw.baseURL, apiKey: ALICE, maxRetries: 0 });
+    const b = new OpenAI({ baseURL: cgw.baseURL, apiKey: BOB, maxRetries: 0 });
+    const container = await a.containers.create({ name: 'alice' });
+    await notFound(b.containers.retrieve(container.id));
+    await notFound(b.containers.files.list(container.id));
+    await notFound(b.containers.delete(container.id));
+    expect((await b.containers.list()).data.map((c) => c.id)).not.toContain(container.id);
+    expect((await a.containers.list()).data.map((c) => c.id)).toContain(container.id);
+    expect((await a.containers.retrieve(container.id)).id).toBe(container.id);
   });
 });
