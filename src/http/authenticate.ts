@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ApiKey, KeyRing } from '../auth/key-ring.js';
-import { GatewayError } from '../errors.js';
+import { Errors } from '../errors.js';
 
 /** Paths answered without a key: liveness, readiness and metrics scrapes. */
 const OPEN_PATHS = new Set(['/health', '/ready', '/metrics']);
@@ -21,13 +21,14 @@ export function presentedKey(req: IncomingMessage): string | undefined {
 }
 
 /** The request's key; a missing or unknown one is a 401 in the OpenAI shape. */
+/** A 401 `invalid_api_key` when the key is missing or not accepted. */
 export function authenticate(ring: KeyRing, req: IncomingMessage): ApiKey {
   const presented = presentedKey(req);
   if (presented === undefined) {
-    throw new GatewayError(401, 'invalid_request_error', 'invalid_api_key', "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' (or 'x-api-key: <key>').");
+    throw Errors.invalidApiKey("You didn't provide an API key. Send it as 'Authorization: Bearer <key>' (or 'x-api-key: <key>').");
   }
   const key = ring.authenticate(presented);
-  if (!key) throw new GatewayError(401, 'invalid_request_error', 'invalid_api_key', `Incorrect API key provided: ${maskKey(presented)}.`);
+  if (!key) throw Errors.invalidApiKey(`Incorrect API key provided: ${maskKey(presented)}.`);
   return key;
 }
 

@@ -10,7 +10,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
-import { tenantOf } from './request-context.js';
+import { tenantOf } from '../observability/request-context.js';
 
 export interface CompactRouteDeps {
   engine: Engine;

@@ -8,7 +8,7 @@ import { isPlainObject } from '../tools/validate.js';
 import { readJsonBody, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import type { Route } from './router.js';
-import { tenantOf } from './request-context.js';
+import { tenantOf } from '../observability/request-context.js';
 
 /** At most this many items per create / append request (as OpenAI limits them). */
 export const MAX_ITEMS_PER_REQUEST = 20;

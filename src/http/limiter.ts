@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiKey } from '../auth/key-ring.js';
-import { GatewayError } from '../errors.js';
+import { Errors, type GatewayError } from '../errors.js';
 
 export interface LimiterOptions {
   /** Turns running at once on this gateway (0 = no limit). */
@@ -48,7 +48,7 @@ export class Limiter {
     if (allowed) return;
     const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
     res?.setHeader('retry-after', String(retryAfter));
-    throw rateLimited(`Rate limit reached for key '${key.name}': ${rpm} requests per minute. Retry in ${retryAfter} s.`, retryAfter);
+    throw Errors.rateLimited(`Rate limit reached for key '${key.name}': ${rpm} requests per minute. Retry in ${retryAfter} s.`);
   }
 
   /** Takes a turn slot (the gateway's and the key's); the returned function gives it back (once). */
@@ -92,12 +92,8 @@ export class Limiter {
 
   private busy(res: ServerResponse | undefined, message: string): GatewayError {
     if (res && !res.headersSent) res.setHeader('retry-after', '1');
-    return rateLimited(message, 1);
+    return Errors.rateLimited(message);
   }
-}
-
-export function rateLimited(message: string, _retryAfterSeconds: number): GatewayError {
-  return new GatewayError(429, 'rate_limit_error', 'rate_limit_exceeded', message, null, true);
 }
 
 /** `1.5s`, `12s`, `1m30s` — the form of OpenAI's `x-ratelimit-reset-*` headers. */

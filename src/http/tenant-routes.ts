@@ -1,4 +1,4 @@
-import { tenantOf } from './request-context.js';
+import { tenantOf } from '../observability/request-context.js';
 import type { Route } from './router.js';
 
 /**

@@ -1,7 +1,10 @@
 import pg from 'pg';
 import type { Item } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from './tenant.js';
-import { appendConversationItems } from './postgres-conversations.js';
+import { appendConversationItems } from './postgres-conversation-items.js';
+import { quoteIdent, quoteLiteral } from './postgres-sql.js';
+
+export { quoteIdent };
 import {
   itemIn,
   pageItems,
@@ -44,18 +47,7 @@ export function createPool(url: string, options: PostgresStoreOptions = {}): pg.
   return pool;
 }
 
-/** A double-quoted SQL identifier. */
-export function quoteIdent(name: string): string {
-  if (name.length === 0 || name.includes('\0')) throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(name)}`);
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** A single-quoted SQL string literal. */
-export function quoteLiteral(value: string): string {
-  if (value.includes('\0')) throw new Error(`invalid SQL literal: ${JSON.stringify(value)}`);
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
+/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
 /**
  * Applies a store's DDL in one transaction under an advisory lock on (`lock`, schema): replicas
  * starting together migrate one at a time instead of racing on `CREATE … IF NOT EXISTS`.
