@@ -229,6 +229,8 @@ const fileSearch = z
     workerThreads: count('Worker threads for extraction and chunking', 1, 1),
     pollAfterMs: count('`openai-poll-after-ms` on in-progress objects', 200, 1),
     claimLeaseMs: count("An ingestion claim's lease (a dead replica's files are taken over after it)", 30_000, 1),
+    expirySweepMs: count('Time between sweeps that delete expired files and vector stores', 60_000, 10),
+    expiryBatchSize: count('Expired objects deleted per batch (a sweep runs at most 10 batches)', 100, 1),
   })
   .prefault({});
 

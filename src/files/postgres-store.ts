@@ -80,6 +80,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
         );
         CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON ${s}.fs_chunks (store_id, file_id, position);
         CREATE INDEX IF NOT EXISTS fs_chunks_tsv ON ${s}.fs_chunks USING GIN (tsv);
+        CREATE INDEX IF NOT EXISTS fs_files_expiry ON ${s}.fs_files (expires_at) WHERE expires_at IS NOT NULL;
     `);
     return new PostgresFileSearchStore(pool, s, ownsPool);
   }
@@ -319,6 +320,19 @@ export class PostgresFileSearchStore implements FileSearchStore {
 
   async fileChunks(storeId: string, fileId: string): Promise<string[]> {
     return (await this.rows<{ text: string }>(`SELECT text FROM ${this.s}.fs_chunks WHERE store_id = $1 AND file_id = $2 ORDER BY position`, [storeId, fileId])).map((r) => r.text);
+  }
+
+  // ---------- expiry
+
+  async expiredFiles(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.rows(`SELECT owner, id FROM ${this.s}.fs_files WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at, seq LIMIT $2`, [now, limit]);
+  }
+
+  async expiredStores(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.rows(
+      `SELECT owner, id FROM ${this.s}.fs_vector_stores WHERE expires_after IS NOT NULL AND last_active_at + ((expires_after::jsonb ->> 'days')::bigint * 86400) <= $1 ORDER BY seq LIMIT $2`,
+      [now, limit],
+    );
   }
 
   async close(): Promise<void> {

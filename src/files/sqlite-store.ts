@@ -92,6 +92,7 @@ export class SqliteFileSearchStore implements FileSearchStore {
         embedding BLOB
       );
       CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON fs_chunks (store_id, file_id, position);
+      CREATE INDEX IF NOT EXISTS fs_files_expiry ON fs_files (expires_at) WHERE expires_at IS NOT NULL;
     `);
   }
 
@@ -310,6 +311,18 @@ export class SqliteFileSearchStore implements FileSearchStore {
 
   async fileChunks(storeId: string, fileId: string): Promise<string[]> {
     return (this.db.prepare('SELECT text FROM fs_chunks WHERE store_id = ? AND file_id = ? ORDER BY position').all(storeId, fileId) as Array<{ text: string }>).map((r) => r.text);
+  }
+
+  // ---------- expiry
+
+  async expiredFiles(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.db.prepare('SELECT owner, id FROM fs_files WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, seq LIMIT ?').all(now, limit) as Array<{ owner: string; id: string }>;
+  }
+
+  async expiredStores(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.db
+      .prepare("SELECT owner, id FROM fs_vector_stores WHERE expires_after IS NOT NULL AND last_active_at + CAST(json_extract(expires_after, '$.days') AS INTEGER) * 86400 <= ? ORDER BY seq LIMIT ?")
+      .all(now, limit) as Array<{ owner: string; id: string }>;
   }
 
   async close(): Promise<void> {

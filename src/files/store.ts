@@ -191,6 +191,12 @@ export interface FileSearchStore {
   chunkTexts(chunkIds: number[]): Promise<ChunkText[]>;
   fileChunks(storeId: string, fileId: string): Promise<string[]>;
 
+  // ---- expiry (the sweeper deletes what these return, a bounded batch at a time)
+  /** Files whose `expires_at` (seconds) is at or before `now`, oldest first, at most `limit`. */
+  expiredFiles(now: number, limit: number): Promise<Array<{ owner: string; id: string }>>;
+  /** Vector stores idle past `expires_after` (`last_active_at + days`), at or before `now`, at most `limit`. */
+  expiredStores(now: number, limit: number): Promise<Array<{ owner: string; id: string }>>;
+
   close(): Promise<void>;
 }
 

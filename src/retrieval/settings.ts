@@ -18,6 +18,10 @@ export interface FileSearchSettings {
   pollAfterMs: number;
   /** How long an ingestion claim lasts without renewal (a dead replica's work is retried after it). */
   claimLeaseMs: number;
+  /** Time between expiry sweeps (expired files and vector stores are deleted). */
+  expirySweepMs: number;
+  /** Expired objects deleted per batch. */
+  expiryBatchSize: number;
 }
 
 export const DEFAULT_FILE_SEARCH_SETTINGS: FileSearchSettings = {
@@ -30,4 +34,6 @@ export const DEFAULT_FILE_SEARCH_SETTINGS: FileSearchSettings = {
   workerThreads: 1,
   pollAfterMs: 200,
   claimLeaseMs: 30_000,
+  expirySweepMs: 60_000,
+  expiryBatchSize: 100,
 };

@@ -8,6 +8,7 @@ import { SqliteFileSearchStore } from '../files/sqlite-store.js';
 import type { FileSearchStore } from '../files/store.js';
 import { HttpEmbedder } from './embedder.js';
 import { fileSearchExecutionFactory } from './file-search-tool.js';
+import { ExpirySweeper } from './expiry-sweeper.js';
 import { IngestionService } from './ingestion.js';
 import { Retriever } from './search.js';
 import { ExtractionPool } from './worker-pool.js';
@@ -20,6 +21,7 @@ export interface FileSearchService {
   blobs: BlobStore;
   ingestion: IngestionService;
   retriever: Retriever;
+  expiry: ExpirySweeper;
   /** The execution side of the `file_search` tool type. */
   execution: ExecutionFactory;
   close(): Promise<void>;
@@ -49,13 +51,17 @@ export async function setUpFileSearch(config: Config, upstreamUrl: string, log: 
   const ingestion = new IngestionService({ store, blobs, pool, embedder, settings, log, singleProcess: config.store.kind === 'sqlite' });
   const retriever = new Retriever(store, embedder);
   await ingestion.start();
+  const expiry = new ExpirySweeper({ store, blobs, log, intervalMs: settings.expirySweepMs, batchSize: settings.expiryBatchSize });
+  expiry.start();
   return {
     store,
     blobs,
     ingestion,
     retriever,
+    expiry,
     execution: fileSearchExecutionFactory(retriever, config.tools.timeoutsMs.file_search ?? FILE_SEARCH_TIMEOUT_MS),
     async close() {
+      await expiry.close();
       await ingestion.close();
       await pool.close();
       await store.close();
