@@ -221,7 +221,7 @@ const files = z
 const fileSearch = z
   .strictObject({
     embeddingModel: z.string().min(1).nullable().default('text-embedding-3-small').meta(doc('Embedding model for `/v1/embeddings` (null = keyword-only search)', { env: 'SWITCHYARD_EMBEDDING_MODEL' })),
-    embeddingsUrl: httpUrl.nullable().default(null).meta(doc('Embeddings server base URL with `/v1`', { env: 'SWITCHYARD_EMBEDDINGS_URL', defaultText: "the upstream's" })),
+    embeddingsUrl: httpUrl.nullable().default(null).meta(doc('A dedicated embeddings server (base URL with `/v1`)', { env: 'SWITCHYARD_EMBEDDINGS_URL', defaultText: 'none: routed by model like any request' })),
     embeddingsApiKey: z.string().nullable().default(null).meta(doc('Embeddings server key', { secret: true, defaultText: "the upstream's" })),
     embeddingBatchSize: count('Texts per embeddings request', 64, 1),
     embeddingMaxTokens: count("The embedder's context limit in tokens", 8191, 1),

@@ -6,7 +6,7 @@ import { BlobStore } from '../files/blobs.js';
 import { PostgresFileSearchStore } from '../files/postgres-store.js';
 import { SqliteFileSearchStore } from '../files/sqlite-store.js';
 import type { FileSearchStore } from '../files/store.js';
-import { HttpEmbedder } from './embedder.js';
+import { directEmbeddingsPost, HttpEmbedder, routedEmbeddingsPost, type EmbeddingsRouter } from './embedder.js';
 import { fileSearchExecutionFactory } from './file-search-tool.js';
 import { ExpirySweeper } from './expiry-sweeper.js';
 import { IngestionService } from './ingestion.js';
@@ -29,11 +29,11 @@ export interface FileSearchService {
 
 /**
  * Files, vector stores and file_search, composed: the metadata/retrieval store beside the
- * responses (same SQLite file or PostgreSQL schema), blobs on disk, the embedder on the upstream
- * (or `fileSearch.embeddingsUrl`), ingestion workers and the retriever. The HTTP routes over
- * them are mounted by the composition root (src/app.ts).
+ * responses (same SQLite file or PostgreSQL schema), blobs on disk, the embedder (routed by the
+ * embedding model like any request, or `fileSearch.embeddingsUrl`), ingestion workers, the expiry
+ * sweeper and the retriever. The HTTP routes over them are mounted by the composition root (src/app.ts).
  */
-export async function setUpFileSearch(config: Config, upstreamUrl: string, log: Logger): Promise<FileSearchService> {
+export async function setUpFileSearch(config: Config, router: EmbeddingsRouter, log: Logger): Promise<FileSearchService> {
   const settings = config.fileSearch;
   let store: FileSearchStore;
   if (config.store.kind === 'postgres') {
@@ -44,7 +44,12 @@ export async function setUpFileSearch(config: Config, upstreamUrl: string, log: 
   }
   const blobs = new BlobStore(config.files.dir ?? join(config.dataDir, 'files'));
   const embedder = settings.embeddingModel
-    ? new HttpEmbedder({ baseUrl: settings.embeddingsUrl ?? upstreamUrl, apiKey: settings.embeddingsApiKey ?? config.upstream.apiKey, model: settings.embeddingModel, batchSize: settings.embeddingBatchSize })
+    ? new HttpEmbedder({
+        // a dedicated embeddings server when configured; else routed by model like any request
+        post: settings.embeddingsUrl ? directEmbeddingsPost(settings.embeddingsUrl, settings.embeddingsApiKey ?? config.upstream.apiKey) : routedEmbeddingsPost(router),
+        model: settings.embeddingModel,
+        batchSize: settings.embeddingBatchSize,
+      })
     : null;
   if (!embedder) log.warn({}, 'file_search: no embedding model configured (fileSearch.embeddingModel): vector stores are keyword-only');
   const pool = new ExtractionPool(Math.max(1, settings.workerThreads));
