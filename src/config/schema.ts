@@ -229,6 +229,10 @@ const fileSearch = z
     workerThreads: count('Worker threads for extraction and chunking', 1, 1),
     pollAfterMs: count('`openai-poll-after-ms` on in-progress objects', 200, 1),
     claimLeaseMs: count("An ingestion claim's lease (a dead replica's files are taken over after it)", 30_000, 1),
+    vectorIndex: z
+      .enum(['auto', 'sqlite-vec', 'pgvector', 'exact'])
+      .default('auto')
+      .meta(doc("Vector search: `auto` = the store's index when it loads (sqlite-vec on SQLite, pgvector HNSW on PostgreSQL), else the exact scan, logged; `sqlite-vec` / `pgvector` = required (start-up fails without it); `exact` = never an index", { env: 'SWITCHYARD_FILE_SEARCH_VECTOR_INDEX' })),
     expirySweepMs: count('Time between sweeps that delete expired files and vector stores', 60_000, 10),
     expiryBatchSize: count('Expired objects deleted per batch (a sweep runs at most 10 batches)', 100, 1),
   })

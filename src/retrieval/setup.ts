@@ -35,13 +35,7 @@ export interface FileSearchService {
  */
 export async function setUpFileSearch(config: Config, router: EmbeddingsRouter, log: Logger): Promise<FileSearchService> {
   const settings = config.fileSearch;
-  let store: FileSearchStore;
-  if (config.store.kind === 'postgres') {
-    store = await PostgresFileSearchStore.open(config.store.url!, { schema: config.store.schema, max: Math.max(2, Math.ceil((config.store.maxConnections ?? 10) / 2)), onError: (err) => log.warn({ err }, 'file_search store: idle connection error') });
-    log.warn({}, 'file_search on PostgreSQL: keyword search uses tsvector; vectors are scanned exactly (pgvector is not used)');
-  } else {
-    store = new SqliteFileSearchStore(config.dataDir);
-  }
+  const store = await openFileSearchStore(config, log);
   const blobs = new BlobStore(config.files.dir ?? join(config.dataDir, 'files'));
   const embedder = settings.embeddingModel
     ? new HttpEmbedder({
@@ -72,4 +66,23 @@ export async function setUpFileSearch(config: Config, router: EmbeddingsRouter, 
       await store.close();
     },
   };
+}
+
+/** The metadata/retrieval store on the configured backend, with its vector index (said in the log). */
+async function openFileSearchStore(config: Config, log: Logger): Promise<FileSearchStore> {
+  const mode = config.fileSearch.vectorIndex;
+  if (config.store.kind === 'postgres') {
+    if (mode === 'sqlite-vec') throw new Error("fileSearch.vectorIndex 'sqlite-vec' needs the SQLite store (PostgreSQL uses 'pgvector')");
+    const store = await PostgresFileSearchStore.open(config.store.url!, { schema: config.store.schema, max: Math.max(2, Math.ceil((config.store.maxConnections ?? 10) / 2)), vectorIndex: mode, onError: (err) => log.warn({ err }, 'file_search store: idle connection error') });
+    if (store.vectorIndexVersion) log.info({ pgvector: store.vectorIndexVersion }, 'file_search on PostgreSQL: keyword search by BM25 over tsvector postings; vector search by pgvector HNSW');
+    else if (store.vectorIndexFallback) log.warn({ reason: store.vectorIndexFallback }, 'file_search on PostgreSQL WITHOUT A VECTOR INDEX: pgvector is missing, so every vector search scans all of a store\'s vectors in the gateway (fine for thousands of chunks, slow for millions); install pgvector (CREATE EXTENSION vector) or set fileSearch.vectorIndex: exact to silence this');
+    else log.info({}, 'file_search on PostgreSQL: vector search by exact scan (fileSearch.vectorIndex: exact)');
+    return store;
+  }
+  if (mode === 'pgvector') throw new Error("fileSearch.vectorIndex 'pgvector' needs the PostgreSQL store (SQLite uses 'sqlite-vec')");
+  const store = new SqliteFileSearchStore(config.dataDir, { vectorIndex: mode });
+  if (store.vectorIndexVersion) log.info({ sqliteVec: store.vectorIndexVersion, rebuiltVectors: store.vectorIndexRebuilt }, 'file_search on SQLite: vector search by sqlite-vec');
+  else if (store.vectorIndexFallback) log.warn({ reason: store.vectorIndexFallback }, 'file_search on SQLite: sqlite-vec cannot be loaded here; vector search scans the stored vectors exactly');
+  else log.info({}, 'file_search on SQLite: vector search by exact scan (fileSearch.vectorIndex: exact)');
+  return store;
 }
