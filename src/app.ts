@@ -15,13 +15,12 @@ import { GatewayMetrics } from './observability/metrics.js';
 import { Tracing } from './observability/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { attachResponsesWebSocket } from './http/websocket.js';
-import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
 import { createImageUrlHandler } from './net/image-inline.js';
-import { setUpWebSearch } from './search/setup.js';
-import { setUpCodeInterpreter } from './containers/setup.js';
+import { setUpWebSearch } from './tools/web-search/setup.js';
+import { setUpCodeInterpreter } from './tools/code-interpreter/setup.js';
 import { containerRoutes } from './http/containers-routes.js';
-import { setUpFileSearch } from './retrieval/setup.js';
+import { setUpFileSearch } from './tools/file-search/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
 import { conversationRoutes } from './http/conversations-routes.js';
@@ -30,14 +29,12 @@ import { messagesRoutes } from './http/messages-routes.js';
 import { filesRoutes } from './http/files-routes.js';
 import { vectorStoresRoutes } from './http/vector-stores-routes.js';
 import type { ResponseStore } from './store/store.js';
-import type { DeclareContext, RequestContext } from './tools/handler.js';
-import type { GatewayExecution } from './tools/types.js';
+import type { DeclareContext, ExecutionFactory } from './tools/handler.js';
 import { ChatCompletionsUpstream } from './upstream/chat-completions.js';
 import { ResponsesUpstream } from './upstream/responses.js';
 import { UpstreamRouter, type RoutedUpstream } from './upstream/router.js';
 
-/** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
-export type ExecutionFactory = (declaration: JsonObject, request: RequestContext) => GatewayExecution | undefined;
+export type { ExecutionFactory };
 
 export interface GatewayOptions {
   config: Config;

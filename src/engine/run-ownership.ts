@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
 import type { ResponseStore, StaleRunSettler } from '../store/store.js';
-import type { Logger } from './turn.js';
+import type { Logger } from './types.js';
 
 export interface OwnershipOptions {
   /** How often this process marks its runs and leases alive (and picks up cancellations). */

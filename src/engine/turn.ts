@@ -1,20 +1,21 @@
-import { GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
+import { Errors, GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
 import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse, StreamEvent } from '../store/store.js';
+import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
-import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
+import { boundApprovalDigest, resolveApprovals, useApprovals } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
 import { CitationBook } from './citations.js';
-import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
+import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
+import { GatewayShutdown, type Logger, type PreparedTurn, type RunHooks } from './types.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
@@ -25,6 +26,8 @@ import { OwnershipLost, RunCancelled, RunOwnership } from './run-ownership.js';
 import { TurnScheduler } from './scheduler.js';
 
 export { OwnershipLost, RunCancelled };
+export { GatewayShutdown };
+export type { Logger, PreparedTurn, RunHooks };
 
 export interface EngineOptions {
   maxToolRounds: number;
@@ -52,13 +55,6 @@ export interface TurnObserver {
   settled(response: ResponseObject, rounds: number): void;
 }
 
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug?(obj: object, msg?: string): void;
-}
-
 export interface PrepareOptions {
   /**
    * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
@@ -70,66 +66,6 @@ export interface PrepareOptions {
    * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
    */
   dryRun?: boolean;
-}
-
-export interface RunHooks {
-  /** Called with the settled response (before its terminal event is announced). */
-  onSettled?: (record: StoredResponse) => void;
-  /** The response object to fill (from `newResponse`, e.g. already stored as queued). */
-  response?: ResponseObject;
-  /**
-   * A background run: the events not yet in its log (waited for while being written), so the
-   * terminal state is stored in one transaction with every event before it and the terminal one.
-   */
-  unloggedEvents?: () => Promise<StreamEvent[]>;
-  /** A background run: the settlement wrote the log up to this sequence number. */
-  logged?: (sequence: number) => void;
-  /** The abort controller of the run (the caller's, for a background run); else one is made. */
-  controller?: AbortController;
-}
-
-/** The abort reason of runs stopped because the gateway is shutting down. */
-export class GatewayShutdown extends Error {
-  constructor() {
-    super('The gateway shut down before this response finished.');
-  }
-}
-
-/** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
-export interface PreparedTurn {
-  request: CreateRequest;
-  /** The request body as received (a queued background run can be prepared again elsewhere). */
-  body: unknown;
-  registry: ToolRegistry;
-  /** This request's input items with ids (stored for input_items listing). */
-  inputItems: Item[];
-  /** History + input, as the model sees it. */
-  conversation: ModelItem[];
-  base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
-  tools: ModelRequest['tools'];
-  toolChoice: ModelRequest['toolChoice'];
-  /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
-  preludeItems: Item[];
-  /** Approval answers in this request's input: used up, and approved calls run, before the first round. */
-  approvedCalls: ApprovedCall[];
-  /** What the model saw of this turn's gateway calls, kept with the stored items for later turns. */
-  callRecords: GatewayCallRecord[];
-  /** Set by `run`. */
-  hooks?: RunHooks;
-  /** Set by `run`: aborting it stops the run (registered with the ownership for a stored run). */
-  runController?: AbortController;
-  /** The stored run is registered as this process's (a background run always is): its writes are fenced. */
-  owned?: boolean;
-  /** The lease this turn holds on its conversation, released when it ends. */
-  conversationLease?: string;
-  /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
-  failure?: GatewayError;
-  /** Set by each round: the stop string that ended the model's last output (surfaces that report it, e.g. Messages). */
-  stopSequence?: string;
-  /** `context_management` compacted the conversation: its item leads the output. */
-  autoCompaction?: AutoCompaction;
-  /** Inference rounds run so far (metrics and debug logs). */
-  roundsRun?: number;
 }
 
 /**
@@ -172,7 +108,7 @@ export class Engine {
       if (!options.dryRun) {
         conversationLease = await this.ownership.acquireLease(request.conversationId);
         if (!conversationLease) {
-          throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
+          throw Errors.conversationLocked();
         }
       }
       // read under the lease: the history as no other turn can change it now
@@ -369,7 +305,7 @@ export class Engine {
           const wait = drained?.();
           if (wait) await wait;
         }
-        if (!translator.sawFinish) throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', 'The upstream stream ended before the response was complete.');
+        if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
       } catch (err) {
         translator.finish('incomplete');
         return this.fail(acc, turn, err, signal);
@@ -566,15 +502,15 @@ function isSerializationFailure(err: unknown): boolean {
 function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable' | 'unstorable', turn: PreparedTurn): GatewayError {
   switch (outcome) {
     case 'conversation_not_found':
-      return new GatewayError(404, 'invalid_request_error', 'conversation_not_found', `Conversation with id '${turn.request.conversationId}' was deleted while this response was generated; nothing was stored.`, 'conversation');
+      return Errors.conversationDeletedDuringTurn(turn.request.conversationId);
     case 'lease_lost':
-      return new GatewayError(409, 'invalid_request_error', 'conversation_locked', 'This turn lost its hold on the conversation (another turn took it over); nothing was stored. Please retry.', 'conversation', true);
+      return Errors.conversationLeaseLost();
     case 'not_owner':
-      return new GatewayError(503, 'server_error', 'run_taken_over', 'Another gateway process took this response over; it was not completed. Please retry.', null, true);
+      return Errors.runTakenOver();
     case 'unavailable':
-      return new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
+      return Errors.unsettledStoreUnavailable();
     case 'unstorable':
-      return new GatewayError(500, 'server_error', 'server_error', 'The response was generated but could not be stored.', null, false);
+      return Errors.unstorable();
   }
 }
 

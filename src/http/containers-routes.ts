@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { Errors, invalidRequest, notFound } from '../errors.js';
 import { ContainerError, type ContainerService } from '../containers/service.js';
 import { DEFAULT_TENANT, type ContainerFileRecord, type ContainerRecord } from '../containers/store.js';
 import type { JsonObject } from '../protocol/responses.js';
@@ -150,7 +150,7 @@ async function readUpload(req: IncomingMessage, maxUploadBytes: number, maxBodyB
   const part = form.get('file');
   if (!part || typeof part === 'string') throw invalidRequest("Missing required parameter: 'file'.", 'file', 'missing_required_parameter');
   const data = new Uint8Array(await part.arrayBuffer());
-  if (data.byteLength > maxUploadBytes) throw new GatewayError(413, 'invalid_request_error', 'file_too_large', `The file exceeds the limit of ${maxUploadBytes} bytes.`, 'file');
+  if (data.byteLength > maxUploadBytes) throw Errors.fileTooLarge(maxUploadBytes);
   return { filename: part.name || 'upload', data };
 }
 

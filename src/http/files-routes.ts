@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { Errors, invalidRequest, notFound } from '../errors.js';
 import { BlobTooLargeError, type BlobStore } from '../files/blobs.js';
 import { DEFAULT_OWNER, type FileRecord, type FileSearchStore } from '../files/store.js';
 import { newId } from '../util/ids.js';
@@ -78,7 +78,7 @@ export function filesRoutes(deps: FilesDeps): Route[] {
       handle: async (_req, res, [id]) => {
         const file = await find(id);
         const size = await deps.blobs.size(id);
-        if (size === undefined) throw new GatewayError(500, 'server_error', 'file_content_missing', `The content of ${id} is missing from the gateway's file folder.`);
+        if (size === undefined) throw Errors.fileContentMissing(id);
         res.writeHead(200, {
           'content-type': 'application/octet-stream',
           'content-length': size,
@@ -104,7 +104,7 @@ async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<Fil
   if (!/^multipart\/form-data/i.test(type)) throw invalidRequest("The request must be 'multipart/form-data' with a 'file' and a 'purpose'.", null, 'invalid_request');
   const declared = Number(req.headers['content-length']);
   // a little room for the multipart framing and the other fields
-  if (Number.isFinite(declared) && declared > deps.maxUploadBytes + 64 * 1024) throw tooLarge(deps.maxUploadBytes);
+  if (Number.isFinite(declared) && declared > deps.maxUploadBytes + 64 * 1024) throw Errors.fileTooLarge(deps.maxUploadBytes);
 
   const id = newId('file').replace('_', '-');
   const fields: Record<string, string> = {};
@@ -145,9 +145,9 @@ async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<Fil
     try {
       await done;
     } catch (err) {
-      throw err instanceof BlobTooLargeError ? tooLarge(deps.maxUploadBytes) : err;
+      throw err instanceof BlobTooLargeError ? Errors.fileTooLarge(deps.maxUploadBytes) : err;
     }
-    if (truncated) throw tooLarge(deps.maxUploadBytes);
+    if (truncated) throw Errors.fileTooLarge(deps.maxUploadBytes);
     if (filename === undefined) throw invalidRequest("Missing required parameter: 'file'.", 'file', 'missing_required_parameter');
     const purpose = fields.purpose;
     if (purpose === undefined) throw invalidRequest("Missing required parameter: 'purpose'.", 'purpose', 'missing_required_parameter');
@@ -169,8 +169,4 @@ function expiresAt(fields: Record<string, string>, createdAt: number): number | 
   const seconds = Number(secondsText);
   if (!Number.isInteger(seconds) || seconds < 3600 || seconds > 2_592_000) throw invalidRequest("Invalid 'expires_after.seconds': expected an integer from 3600 to 2592000.", 'expires_after.seconds');
   return createdAt + seconds;
-}
-
-function tooLarge(limit: number): GatewayError {
-  return new GatewayError(413, 'invalid_request_error', 'file_too_large', `The file exceeds the limit of ${limit} bytes.`, 'file');
 }

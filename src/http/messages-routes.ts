@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError, notFound } from '../errors.js';
+import { Errors, GatewayError, notFound } from '../errors.js';
 import { countInputTokens, estimateTokens } from '../engine/token-count.js';
-import type { Engine, Logger, PreparedTurn } from '../engine/turn.js';
+import type { Engine } from '../engine/turn.js';
+import type { PreparedTurn } from '../engine/types.js';
+import type { Logger } from '../util/logger.js';
 import { sendMessagesError } from '../messages/errors.js';
 import { MessageFold } from '../messages/fold.js';
 import { ModelLimits } from '../messages/model-limits.js';
@@ -91,7 +93,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known
       const cause = turn.failure;
-      throw new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? 'upstream_error', fold.error?.message ?? 'The turn failed.', null, cause?.retryable ?? false);
+      throw Errors.turnFailed(cause, 'upstream_error', fold.error?.message ?? 'The turn failed.');
     }
     sendJson(res, 200, fold.result, { 'request-id': requestId });
   } finally {

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { invalidRequest } from '../errors.js';
 import type { UpstreamRouter } from '../upstream/router.js';
 import { readRawBody } from './json.js';
-import { noteModel } from './request-context.js';
+import { noteModel } from '../observability/request-context.js';
 import type { Route } from './router.js';
 
 /** Upstream answer headers worth passing on; hop-by-hop and length headers are Node's business. */

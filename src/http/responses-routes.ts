@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { Errors, type ErrorCode, invalidRequest, notFound } from '../errors.js';
 import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
@@ -57,7 +57,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
       // a blocking turn that failed after generation began: the client gets an error (the upstream
       // failure's own status where known), the failed response stays stored
       const cause = turn.failure;
-      sendError(res, new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? response.error.code, `${response.error.message} (response ${response.id})`, null, cause?.retryable ?? false));
+      sendError(res, Errors.turnFailed(cause, response.error.code as ErrorCode, `${response.error.message} (response ${response.id})`));
       return;
     }
     sendJson(res, 200, response);

@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
-import type { Logger } from '../engine/turn.js';
+import { Errors, GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
+import type { Logger } from '../util/logger.js';
 import { answerClientError, connectionsCheckingInterval, writeErrorAndClose, type ConnectionLimits } from './client-errors.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
-import { GatewayRequest, GatewayResponse } from './request-context.js';
+import { GatewayRequest, GatewayResponse } from '../observability/request-context.js';
 import { matchRoute, routeLabel, type Route } from './router.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
@@ -61,7 +61,7 @@ export function createHttpServer(deps: HttpDeps): Server {
       observer?.begin(req, res);
       if (deps.isClosing?.()) {
         res.shouldKeepAlive = false;
-        sendError(res, new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true));
+        sendError(res, Errors.shuttingDown());
         return;
       }
       const handle = () => void route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
@@ -74,10 +74,10 @@ export function createHttpServer(deps: HttpDeps): Server {
   server.on('clientError', answerClientError);
   // CONNECT (a proxy request) is not served; without a listener Node would just drop the socket
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    writeErrorAndClose(socket, new GatewayError(405, 'invalid_request_error', 'method_not_allowed', 'Method CONNECT is not allowed: this is not a proxy.'));
+    writeErrorAndClose(socket, Errors.methodNotAllowed('Method CONNECT is not allowed: this is not a proxy.'));
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    sendError(res, new GatewayError(417, 'invalid_request_error', 'expectation_failed', `Unsupported 'Expect' header: only '100-continue' is supported.`, 'Expect'));
+    sendError(res, Errors.expectationFailed());
   });
   return server as unknown as Server;
 }
@@ -88,8 +88,8 @@ async function route(routes: readonly Route[], req: IncomingMessage, res: Server
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   const method = req.method ?? 'GET';
   const match = matchRoute(routes, method, path);
-  if (match === 'method_not_allowed') throw new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `Method ${method} is not allowed on ${path}.`);
-  if (!match) throw new GatewayError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${method} ${path}.`);
+  if (match === 'method_not_allowed') throw Errors.methodNotAllowed(`Method ${method} is not allowed on ${path}.`);
+  if (!match) throw Errors.unknownUrl(`Unknown request URL: ${method} ${path}.`);
   if (req instanceof GatewayRequest) req.routeLabel = routeLabel(match.route);
   await match.route.handle(req, res, match.params, new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)));
 }

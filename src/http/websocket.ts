@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
-import { GatewayError, invalidRequest, toGatewayError } from '../errors.js';
-import { GatewayShutdown, type Engine, type Logger } from '../engine/turn.js';
+import { Errors, GatewayError, invalidRequest, toGatewayError } from '../errors.js';
+import { GatewayShutdown, type Engine } from '../engine/turn.js';
+import type { Logger } from '../util/logger.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
 import { writeErrorAndClose } from './client-errors.js';
 import { parseClientJson } from './json.js';
@@ -62,7 +63,7 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
   // a handshake `ws` refuses (wrong method, missing key, bad version …) is answered in the OpenAI shape
   wss.on('wsClientError', (err: Error, socket: Duplex) => {
     const status = /method/i.test(err.message) ? 405 : 400;
-    writeErrorAndClose(socket, new GatewayError(status, 'invalid_request_error', 'invalid_websocket_handshake', `Invalid WebSocket handshake: ${err.message}.`), status === 400 && /Version/.test(err.message) ? { 'Sec-WebSocket-Version': '13, 8' } : {});
+    writeErrorAndClose(socket, Errors.invalidWebSocketHandshake(err.message, status), status === 400 && /Version/.test(err.message) ? { 'Sec-WebSocket-Version': '13, 8' } : {});
   });
   const connections = new Set<Connection>();
   let closing = false;
@@ -75,8 +76,8 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
       writeErrorAndClose(
         socket,
         closing
-          ? new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true)
-          : new GatewayError(404, 'invalid_request_error', 'unknown_url', `No WebSocket endpoint at ${path.slice(0, 200)}; use ${RESPONSES_WS_PATH}.`),
+          ? Errors.shuttingDown()
+          : Errors.unknownUrl(`No WebSocket endpoint at ${path.slice(0, 200)}; use ${RESPONSES_WS_PATH}.`),
       );
       return;
     }

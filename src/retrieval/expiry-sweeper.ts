@@ -1,6 +1,6 @@
 import type { BlobStore } from '../files/blobs.js';
 import type { FileSearchStore } from '../files/store.js';
-import type { Logger } from '../engine/turn.js';
+import type { Logger } from '../util/logger.js';
 
 export interface ExpirySweeperDeps {
   store: FileSearchStore;

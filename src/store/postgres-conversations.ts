@@ -3,6 +3,7 @@ import type { Item } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
 import type { Conversation, ConversationStore } from './conversations.js';
+import { appendConversationItems } from './postgres-conversation-items.js';
 import { openMigratedPool, migrate, quoteIdent, withTransaction, type PostgresStoreOptions } from './postgres.js';
 import { pageFromRows, type ItemPage, type ListOptions } from './store.js';
 
@@ -169,26 +170,4 @@ export class PostgresConversationStore implements ConversationStore {
 
 function decodeConversation(row: ConversationRow): Conversation {
   return { id: row.id, object: 'conversation', created_at: Number(row.created_at), metadata: row.metadata };
-}
-
-/**
- * Appends items to a conversation inside the caller's transaction (also a turn's settlement, see
- * PostgresResponseStore.settle); false when the conversation does not exist.
- */
-export async function appendConversationItems(client: pg.PoolClient, schema: string, id: string, items: readonly Item[]): Promise<boolean> {
-  const s = quoteIdent(schema);
-  // the row lock queues concurrent appends; the next statement's snapshot sees the previous
-  // append committed, so max(position) + 1 is free
-  const { rows } = await client.query(`SELECT 1 FROM ${s}.conversations WHERE id = $1 FOR UPDATE`, [id]);
-  if (rows.length === 0) return false;
-  if (items.length === 0) return true;
-  const normalized = items.map((item) => normalizeStoredItem(item));
-  await client.query(
-    `INSERT INTO ${s}.conversation_items (conversation_id, position, item_id, item)
-     SELECT $1, next.base + i.ordinality - 1, i.item_id, i.item::json
-     FROM (SELECT COALESCE(MAX(position), -1) + 1 AS base FROM ${s}.conversation_items WHERE conversation_id = $1) AS next,
-          unnest($2::text[], $3::text[]) WITH ORDINALITY AS i(item_id, item, ordinality)`,
-    [id, normalized.map((item) => item.id), normalized.map((item) => JSON.stringify(item))],
-  );
-  return true;
 }

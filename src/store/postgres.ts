@@ -1,6 +1,9 @@
 import pg from 'pg';
 import type { Item } from '../protocol/responses.js';
-import { appendConversationItems } from './postgres-conversations.js';
+import { appendConversationItems } from './postgres-conversation-items.js';
+import { quoteIdent } from './postgres-sql.js';
+
+export { quoteIdent };
 import {
   itemIn,
   pageItems,
@@ -41,12 +44,6 @@ export function createPool(url: string, options: PostgresStoreOptions = {}): pg.
   });
   pool.on('error', (error) => options.onError?.(error));
   return pool;
-}
-
-/** A double-quoted SQL identifier. */
-export function quoteIdent(name: string): string {
-  if (name.length === 0 || name.includes('\0')) throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(name)}`);
-  return `"${name.replace(/"/g, '""')}"`;
 }
 
 /** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */

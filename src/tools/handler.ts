@@ -10,6 +10,9 @@ export interface RequestContext {
   priorItems?: readonly JsonObject[];
 }
 
+/** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
+export type ExecutionFactory = (declaration: JsonObject, request: RequestContext) => GatewayExecution | undefined;
+
 /** What declaration-side handlers may ask of the gateway. */
 export interface DeclareContext {
   /** The execution side configured for a gateway tool type, if any. */

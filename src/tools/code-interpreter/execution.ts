@@ -1,9 +1,9 @@
-import type { ExecutionFactory } from '../app.js';
-import { ID_PREFIX, type JsonObject } from '../protocol/responses.js';
-import type { PreflightResult } from '../sandbox/preflight.js';
-import { ToolDeclarationError, type GatewayExecution, type GatewayInvocation, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
-import { ContainerError, isContainerId, newContainerId, type ContainerRun, type ContainerService } from './service.js';
-import { DEFAULT_TENANT } from './store.js';
+import type { ExecutionFactory } from '../handler.js';
+import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import type { PreflightResult } from '../../sandbox/preflight.js';
+import { ToolDeclarationError, type GatewayExecution, type GatewayInvocation, type PlannedInvocation, type ToolOutcome } from '../types.js';
+import { ContainerError, isContainerId, newContainerId, type ContainerRun, type ContainerService } from '../../containers/service.js';
+import { DEFAULT_TENANT } from '../../containers/store.js';
 
 export const INCLUDE_OUTPUTS = 'code_interpreter_call.outputs';
 

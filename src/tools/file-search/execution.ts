@@ -1,9 +1,9 @@
-import type { ExecutionFactory } from '../app.js';
-import { DEFAULT_OWNER } from '../files/store.js';
-import { ID_PREFIX, type JsonObject } from '../protocol/responses.js';
-import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../tools/types.js';
-import { parseSearchOptions, type SearchOptions } from './request-options.js';
-import type { Retriever, SearchHit } from './search.js';
+import type { ExecutionFactory } from '../handler.js';
+import { DEFAULT_OWNER } from '../../files/store.js';
+import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../types.js';
+import { parseSearchOptions, type SearchOptions } from '../../retrieval/request-options.js';
+import type { Retriever, SearchHit } from '../../retrieval/search.js';
 
 /** At most this many queries per call (a model looping on queries does not multiply the work). */
 const MAX_QUERIES = 5;

@@ -1,17 +1,17 @@
 import { join } from 'node:path';
-import type { ExecutionFactory } from '../app.js';
-import type { Config } from '../config/config.js';
-import type { Logger } from '../engine/turn.js';
-import { BlobStore } from '../files/blobs.js';
-import { PostgresFileSearchStore } from '../files/postgres-store.js';
-import { SqliteFileSearchStore } from '../files/sqlite-store.js';
-import type { FileSearchStore } from '../files/store.js';
-import { directEmbeddingsPost, HttpEmbedder, routedEmbeddingsPost, type EmbeddingsRouter } from './embedder.js';
-import { fileSearchExecutionFactory } from './file-search-tool.js';
-import { ExpirySweeper } from './expiry-sweeper.js';
-import { IngestionService } from './ingestion.js';
-import { Retriever } from './search.js';
-import { ExtractionPool } from './worker-pool.js';
+import type { ExecutionFactory } from '../handler.js';
+import type { Config } from '../../config/config.js';
+import type { Logger } from '../../util/logger.js';
+import { BlobStore } from '../../files/blobs.js';
+import { PostgresFileSearchStore } from '../../files/postgres-store.js';
+import { SqliteFileSearchStore } from '../../files/sqlite-store.js';
+import type { FileSearchStore } from '../../files/store.js';
+import { directEmbeddingsPost, HttpEmbedder, routedEmbeddingsPost, type EmbeddingsRouter } from '../../retrieval/embedder.js';
+import { fileSearchExecutionFactory } from './execution.js';
+import { ExpirySweeper } from '../../retrieval/expiry-sweeper.js';
+import { IngestionService } from '../../retrieval/ingestion.js';
+import { Retriever } from '../../retrieval/search.js';
+import { ExtractionPool } from '../../retrieval/worker-pool.js';
 
 /** Default per-call timeout of the file_search tool (the operator's `tools.timeoutsMs.file_search` wins). */
 const FILE_SEARCH_TIMEOUT_MS = 30_000;
