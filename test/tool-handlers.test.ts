@@ -34,7 +34,7 @@ const fakeExecution: GatewayExecution = {
   parallelSafe: true,
   timeoutMs: 1000,
   begin: () => undefined,
-  run: async () => ({ output: 'ok', isError: false }),
+  run: async () => ({ kind: 'ok', output: 'ok' }),
   end: () => {},
 };
 

@@ -57,13 +57,41 @@ export interface ModelCall {
   arguments: string;
 }
 
-/** What the model is told about a gateway call's outcome. */
+/**
+ * What a gateway call came to. Every kind is told to the model as the call's result (the loop
+ * goes on); the kind says what happened, so no one reads it out of the text:
+ * - `ok`: the tool ran; `output` is its result.
+ * - `model_error`: the call itself was wrong or refused (unknown tool, arguments that are not a
+ *   JSON object, input that fails its grammar, an error the tool reported): the model may correct it.
+ * - `fatal`: the call could not be carried out (timed out, cancelled, the tool crashed or its
+ *   program was killed): calling it again the same way would not help.
+ * A failed call's public item is `failed`.
+ */
 export interface ToolOutcome {
-  /** Text returned to the model as the tool result. */
+  kind: 'ok' | 'model_error' | 'fatal';
+  /** Text returned to the model as the tool result (an error reads `Error: <reason>`). */
   output: string;
-  isError: boolean;
+  /** A failure's reason as the public item states it, without the `Error: ` the model reads. */
+  reason?: string;
   /** Handler-specific detail for its public item (e.g. search sources). */
   detail?: unknown;
+}
+
+/** A successful call's outcome. */
+export function toolResult(output: string, detail?: unknown): ToolOutcome {
+  return detail === undefined ? { kind: 'ok', output } : { kind: 'ok', output, detail };
+}
+
+/** A failed call's outcome: the one place the model's `Error: ` text is made. */
+export function toolError(reason: string, kind: 'model_error' | 'fatal' = 'model_error', detail?: unknown): ToolOutcome {
+  const outcome: ToolOutcome = { kind, output: `Error: ${reason}`, reason };
+  if (detail !== undefined) outcome.detail = detail;
+  return outcome;
+}
+
+/** Whether a call failed (any kind but `ok`). */
+export function failed(outcome: ToolOutcome): boolean {
+  return outcome.kind !== 'ok';
 }
 
 /** Something the model may cite as `[n]`: a web page or an uploaded file. */

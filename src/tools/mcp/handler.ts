@@ -9,7 +9,7 @@ import { newId } from '../../util/ids.js';
 import { isValidHeaderName, isValidHeaderValue, redactUrl } from '../../util/redact.js';
 import { mcpApprovalGate } from './approvals.js';
 import type { ToolHandler } from '../handler.js';
-import { ToolDeclarationError, type RegistryEntry } from '../types.js';
+import { ToolDeclarationError, toolError, type RegistryEntry } from '../types.js';
 import { isPlainObject, optionalObject, optionalString, optionalStringArray, requireString } from '../validate.js';
 
 /** Fields of an `mcp` declaration that carry credentials: never stored, logged or echoed. */
@@ -44,7 +44,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
     return {
       name: mcpModelName(String(item.server_label), String(item.name)),
       arguments: typeof item.arguments === 'string' && item.arguments ? item.arguments : '{}',
-      output: item.error ? `Error: ${typeof item.error === 'string' ? item.error : JSON.stringify(item.error)}` : typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''),
+      output: item.error ? toolError(typeof item.error === 'string' ? item.error : JSON.stringify(item.error)).output : typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''),
     };
   },
   // an approval request becomes the model's call once the client answers it; unanswered, it is
