@@ -138,7 +138,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   if (metrics || debug || onTool) instrumentMcp(mcp, metrics, debug, onTool);
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
-  const fileSearch = await setUpFileSearch(config, primary.url!, log);
+  const fileSearch = await setUpFileSearch(config, upstream, log);
   if (!executions.file_search) executions.file_search = fileSearch.execution;
   const codeInterpreter = config.codeInterpreter.enabled
     ? await setUpCodeInterpreter(config.codeInterpreter, config.dataDir, stores.responses, log, {

@@ -258,7 +258,7 @@ const files = z
 const fileSearch = z
   .strictObject({
     embeddingModel: z.string().min(1).nullable().default('text-embedding-3-small').meta(doc('Embedding model for `/v1/embeddings` (null = keyword-only search)', { env: 'SWITCHYARD_EMBEDDING_MODEL' })),
-    embeddingsUrl: httpUrl.nullable().default(null).meta(doc('Embeddings server base URL with `/v1`', { env: 'SWITCHYARD_EMBEDDINGS_URL', defaultText: "the upstream's" })),
+    embeddingsUrl: httpUrl.nullable().default(null).meta(doc('A dedicated embeddings server (base URL with `/v1`)', { env: 'SWITCHYARD_EMBEDDINGS_URL', defaultText: 'none: routed by model like any request' })),
     embeddingsApiKey: z.string().nullable().default(null).meta(doc('Embeddings server key', { secret: true, defaultText: "the upstream's" })),
     embeddingBatchSize: count('Texts per embeddings request', 64, 1),
     embeddingMaxTokens: count("The embedder's context limit in tokens", 8191, 1),
@@ -266,6 +266,12 @@ const fileSearch = z
     workerThreads: count('Worker threads for extraction and chunking', 1, 1),
     pollAfterMs: count('`openai-poll-after-ms` on in-progress objects', 200, 1),
     claimLeaseMs: count("An ingestion claim's lease (a dead replica's files are taken over after it)", 30_000, 1),
+    vectorIndex: z
+      .enum(['auto', 'sqlite-vec', 'pgvector', 'exact'])
+      .default('auto')
+      .meta(doc("Vector search: `auto` = the store's index when it loads (sqlite-vec on SQLite, pgvector HNSW on PostgreSQL), else the exact scan, logged; `sqlite-vec` / `pgvector` = required (start-up fails without it); `exact` = never an index", { env: 'SWITCHYARD_FILE_SEARCH_VECTOR_INDEX' })),
+    expirySweepMs: count('Time between sweeps that delete expired files and vector stores', 60_000, 10),
+    expiryBatchSize: count('Expired objects deleted per batch (a sweep runs at most 10 batches)', 100, 1),
   })
   .prefault({});
 
