@@ -4,7 +4,7 @@ import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/m
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
-import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse } from '../store/store.js';
+import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { APPROVAL_GATES, discoverTools, handlerForCallItem, itemWithoutCredentials, preludeFor, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
@@ -16,7 +16,7 @@ import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
 import { CitationBook } from './citations.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import { GatewayShutdown, type Logger, type PreparedTurn, type RunHooks } from './types.js';
+import { GatewayShutdown, type Logger, type PreparedTurn, type PrepareOptions, type RunHooks } from './types.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
@@ -54,21 +54,6 @@ export interface TurnObserver {
   round(upstreamSeconds: number, gatewaySeconds: number): void;
   /** A response reached its terminal state after `rounds` inference rounds. */
   settled(response: ResponseObject, rounds: number): void;
-}
-
-export interface PrepareOptions {
-  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
-  tenant?: string;
-  /**
-   * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
-   * e.g. a WebSocket connection's cache of its own `store: false` turns.
-   */
-  resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
-  /**
-   * Build the turn without side effects (token counting, compaction requests): no conversation
-   * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
-   */
-  dryRun?: boolean;
 }
 
 /**
