@@ -109,16 +109,20 @@ export class PostgresFileSearchStore implements FileSearchStore {
         -- and each store's chunk and token counts (document frequency is counted from the postings)
         ALTER TABLE ${s}.fs_chunks ADD COLUMN IF NOT EXISTS doc_len INTEGER;
         ALTER TABLE ${s}.fs_vector_stores ADD COLUMN IF NOT EXISTS chunk_count BIGINT NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS token_count BIGINT NOT NULL DEFAULT 0;
+        -- one row per (chunk, lexeme), carrying what BM25 needs (tf, the chunk's length, its file)
+        -- so a query reads only the postings of its terms, never the chunks themselves
         CREATE TABLE IF NOT EXISTS ${s}.fs_postings (
-          store_id TEXT NOT NULL, lexeme TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES ${s}.fs_chunks (id) ON DELETE CASCADE, tf INTEGER NOT NULL,
+          store_id TEXT NOT NULL, lexeme TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES ${s}.fs_chunks (id) ON DELETE CASCADE,
+          tf INTEGER NOT NULL, doc_len INTEGER NOT NULL, file_id TEXT NOT NULL,
           PRIMARY KEY (store_id, lexeme, chunk_id)
         );
         CREATE INDEX IF NOT EXISTS fs_postings_by_chunk ON ${s}.fs_postings (chunk_id);
         -- chunks written before the postings existed (doc_len still NULL) are indexed now
-        INSERT INTO ${s}.fs_postings (store_id, lexeme, chunk_id, tf)
-          SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1) FROM ${s}.fs_chunks c, unnest(c.tsv) u WHERE c.doc_len IS NULL
-          ON CONFLICT DO NOTHING;
         UPDATE ${s}.fs_chunks c SET doc_len = (SELECT COALESCE(SUM(COALESCE(array_length(u.positions, 1), 1)), 0) FROM unnest(c.tsv) u) WHERE c.doc_len IS NULL;
+        INSERT INTO ${s}.fs_postings (store_id, lexeme, chunk_id, tf, doc_len, file_id)
+          SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1), c.doc_len, c.file_id
+          FROM ${s}.fs_chunks c, unnest(c.tsv) u WHERE NOT EXISTS (SELECT 1 FROM ${s}.fs_postings p WHERE p.chunk_id = c.id)
+          ON CONFLICT DO NOTHING;
         UPDATE ${s}.fs_vector_stores v SET chunk_count = t.n, token_count = t.tokens
           FROM (SELECT store_id, COUNT(*) AS n, COALESCE(SUM(doc_len), 0) AS tokens FROM ${s}.fs_chunks GROUP BY store_id) t
           WHERE v.id = t.store_id AND (v.chunk_count <> t.n OR v.token_count <> t.tokens);
@@ -357,14 +361,16 @@ export class PostgresFileSearchStore implements FileSearchStore {
   async keywordSearch(storeId: string, terms: string[], fileIds: string[] | null, limit: number): Promise<ChunkHit[]> {
     if (terms.length === 0) return [];
     const rows = await this.rows<{ id: number; score: number }>(
-      `WITH terms AS (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2)) u),
-            st AS (SELECT GREATEST(chunk_count, 1)::float8 AS n, GREATEST(token_count::float8 / GREATEST(chunk_count, 1), 1e-9) AS avgdl FROM ${this.s}.fs_vector_stores WHERE id = $1),
-            idf AS (SELECT p.lexeme, GREATEST(ln((st.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 1e-6) AS idf
-                    FROM ${this.s}.fs_postings p JOIN terms t ON t.lexeme = p.lexeme CROSS JOIN st WHERE p.store_id = $1 GROUP BY p.lexeme, st.n)
-       SELECT p.chunk_id AS id, SUM(idf.idf * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * c.doc_len / st.avgdl)))::float8 AS score
-       FROM ${this.s}.fs_postings p JOIN idf ON idf.lexeme = p.lexeme JOIN ${this.s}.fs_chunks c ON c.id = p.chunk_id CROSS JOIN st
-       WHERE p.store_id = $1 AND ($3::text[] IS NULL OR c.file_id = ANY($3::text[]))
-       GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT $4`,
+      `WITH st AS (SELECT GREATEST(chunk_count, 1)::float8 AS n, GREATEST(token_count::float8 / GREATEST(chunk_count, 1), 1e-9) AS avgdl FROM ${this.s}.fs_vector_stores WHERE id = $1),
+            hits AS MATERIALIZED (
+              SELECT lexeme, chunk_id, tf, doc_len, file_id FROM ${this.s}.fs_postings
+              WHERE store_id = $1 AND lexeme = ANY ((SELECT array_agg(DISTINCT u.lexeme) FROM unnest(to_tsvector('english', $2)) u)::text[])),
+            -- document frequencies over the whole store (a filter narrows the results, not the statistics, as in FTS5)
+            idf AS (SELECT h.lexeme, GREATEST(ln((st.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 1e-6) AS idf FROM hits h CROSS JOIN st GROUP BY h.lexeme, st.n)
+       SELECT h.chunk_id AS id, SUM(idf.idf * (h.tf * 2.2) / (h.tf + 1.2 * (0.25 + 0.75 * h.doc_len / st.avgdl)))::float8 AS score
+       FROM hits h JOIN idf ON idf.lexeme = h.lexeme CROSS JOIN st
+       WHERE $3::text[] IS NULL OR h.file_id = ANY($3::text[])
+       GROUP BY h.chunk_id ORDER BY score DESC, h.chunk_id LIMIT $4`,
       [storeId, terms.join(' '), fileIds, limit],
     );
     return rows.map((r) => ({ chunkId: r.id, score: r.score }));
@@ -422,12 +428,12 @@ export class PostgresFileSearchStore implements FileSearchStore {
   /** Postings, chunk lengths and the store's counts for one file's chunks just inserted. */
   private async indexTerms(client: pg.PoolClient, storeId: string, fileId: string): Promise<void> {
     await client.query(
-      `INSERT INTO ${this.s}.fs_postings (store_id, lexeme, chunk_id, tf)
-       SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1) FROM ${this.s}.fs_chunks c, unnest(c.tsv) u WHERE c.store_id = $1 AND c.file_id = $2`,
+      `UPDATE ${this.s}.fs_chunks c SET doc_len = (SELECT COALESCE(SUM(COALESCE(array_length(u.positions, 1), 1)), 0) FROM unnest(c.tsv) u) WHERE c.store_id = $1 AND c.file_id = $2`,
       [storeId, fileId],
     );
     await client.query(
-      `UPDATE ${this.s}.fs_chunks c SET doc_len = COALESCE((SELECT SUM(tf) FROM ${this.s}.fs_postings p WHERE p.chunk_id = c.id), 0) WHERE c.store_id = $1 AND c.file_id = $2`,
+      `INSERT INTO ${this.s}.fs_postings (store_id, lexeme, chunk_id, tf, doc_len, file_id)
+       SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1), c.doc_len, c.file_id FROM ${this.s}.fs_chunks c, unnest(c.tsv) u WHERE c.store_id = $1 AND c.file_id = $2`,
       [storeId, fileId],
     );
     await this.adjustCounts(client, storeId, fileId, 1);
