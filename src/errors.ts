@@ -69,6 +69,7 @@ export const ERROR_CATALOGUE = {
   model_not_found: missing('a model no upstream serves (also an upstream 404)'),
   unknown_url: missing('no route at that path'),
   // other client errors
+  invalid_api_key: { status: 401, type: 'invalid_request_error', retryable: false, when: 'no API key, or a wrong or revoked one, while keys exist (`auth.keys`, `switchyard keys`)' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', retryable: false, when: 'a method the path does not take (or CONNECT)' },
   request_timeout: { status: 408, type: 'invalid_request_error', retryable: false, when: 'headers or body not received in time' },
   request_too_large: { status: 413, type: 'invalid_request_error', retryable: false, when: 'a body over `limits.maxBodyBytes`' },
@@ -78,7 +79,7 @@ export const ERROR_CATALOGUE = {
   request_header_fields_too_large: { status: 431, type: 'invalid_request_error', retryable: false, when: 'request line and headers too large' },
   client_disconnected: { status: 499, type: 'invalid_request_error', retryable: false, when: 'the client went away (recorded on the response; nobody reads the status)' },
   // upstream
-  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', retryable: true, when: 'the upstream answered 429' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', retryable: true, when: "the upstream answered 429, or a limit was reached: a key's `rpm` or `maxConcurrent`, `limits.maxConcurrentTurns` or `limits.maxOpenStreams` (with `Retry-After`)" },
   upstream_rejected: { status: 502, alsoStatus: 'upstream 4xx', type: 'invalid_request_error', retryable: false, when: "the upstream refused the request (its own 4xx and message)" },
   upstream_error: { status: 502, type: 'upstream_error', retryable: true, when: 'the upstream failed (5xx; retryable) or reported an error in its stream (not retryable)' },
   upstream_unavailable: { status: 502, type: 'upstream_error', retryable: true, when: 'the upstream cannot be reached' },
@@ -159,6 +160,9 @@ export const Errors = {
   invalidWebSocketHandshake: (reason: string, status: 400 | 405) =>
     catalogued('invalid_websocket_handshake', `Invalid WebSocket handshake: ${reason}.`, null, { status }),
   clientDisconnected: () => catalogued('client_disconnected', 'The client closed the request.'),
+  // keys and limits
+  invalidApiKey: (message: string) => catalogued('invalid_api_key', message),
+  rateLimited: (message: string) => catalogued('rate_limit_exceeded', message),
   // upstream
   modelNotFound: (model: string) =>
     catalogued('model_not_found', `The model '${model}' does not exist or is not served by this gateway (GET /v1/models lists them).`, 'model'),

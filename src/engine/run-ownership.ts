@@ -172,7 +172,7 @@ export function failOpenRecord(...[record, nextSequence, message]: [...Parameter
   response.completed_at = null;
   for (const item of response.output) if ((item as { status?: string }).status === 'in_progress') (item as { status?: string }).status = 'incomplete';
   const event = response.background ? { sequence: nextSequence, json: JSON.stringify({ type: 'response.failed', sequence_number: nextSequence, response }) } : undefined;
-  return { record: { response, inputItems: record.inputItems }, event };
+  return { record: { response, inputItems: record.inputItems, ...(record.owner !== undefined ? { owner: record.owner } : {}) }, event };
 }
 
 export function isTerminal(status: string): boolean {

@@ -3,6 +3,7 @@ import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
@@ -56,6 +57,8 @@ export interface TurnObserver {
 }
 
 export interface PrepareOptions {
+  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
+  tenant?: string;
   /**
    * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
    * e.g. a WebSocket connection's cache of its own `store: false` turns.
@@ -87,12 +90,14 @@ export class Engine {
 
   async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
+    const tenant = options.tenant ?? DEFAULT_TENANT;
     const history: JsonObject[] = [];
     /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
     const heldRecords: GatewayCallRecord[] = [];
     if (request.previousResponseId !== null) {
       const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await this.store.chain(request.previousResponseId));
-      if (!chain) {
+      // another tenant's response does not exist for this one
+      if (!chain || (chain.at(-1)!.owner ?? DEFAULT_TENANT) !== tenant) {
         throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
       }
       for (const record of chain) {
@@ -103,7 +108,9 @@ export class Engine {
     let conversationLease: string | undefined;
     if (request.conversationId !== null) {
       const conversations = this.options.conversations;
-      if (!conversations) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      if (!conversations || (await conversations.ownerOf(request.conversationId)) !== tenant) {
+        throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      }
       // one turn at a time per conversation (as OpenAI): two at once would interleave their items
       if (!options.dryRun) {
         conversationLease = await this.ownership.acquireLease(request.conversationId);
@@ -120,15 +127,15 @@ export class Engine {
       history.push(...(items as JsonObject[]));
     }
     try {
-      return await this.prepareHolding(request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
+      return await this.prepareHolding(tenant, request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
     } catch (err) {
       if (conversationLease) await this.ownership.releaseLease(request.conversationId!, conversationLease);
       throw err;
     }
   }
 
-  private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
-    const input = await resolveItemReferences(request.input, history, this.store);
+  private async prepareHolding(tenant: string, request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+    const input = await resolveItemReferences(request.input, history, this.store, tenant);
     // tools declared inside the input (tool_search_output) load with their credentials; what is
     // stored and echoed never carries them
     const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
@@ -144,7 +151,7 @@ export class Engine {
     let registry: ToolRegistry;
     let choice;
     let preludeItems: Item[];
-    const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems] } };
+    const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems], tenant } };
     try {
       const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
       preludeItems = await discoverTools(request.tools, discover);
@@ -164,6 +171,7 @@ export class Engine {
     conversation.push(...toModelItems(effective, registry, await this.callRecordsFor(effective, heldRecords)));
 
     const turn: PreparedTurn = {
+      tenant,
       conversationLease,
       request,
       body,
@@ -197,7 +205,7 @@ export class Engine {
       }
     }
     // approvals are checked here and used up when the turn runs (useApprovals)
-    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, offeredNames(choice.functions, choice.toolChoice));
+    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, offeredNames(choice.functions, choice.toolChoice), tenant);
     return turn;
   }
 
@@ -269,7 +277,7 @@ export class Engine {
       startedTools = true;
       for (const item of turn.preludeItems) emitListing(acc, item);
       // an approval is used up only now that its call starts, not when the turn was prepared
-      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store));
+      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store, turn.tenant));
     };
 
     // Approved calls must have run before the model is asked again: their results are part of
@@ -332,7 +340,7 @@ export class Engine {
         approvalsRequested++;
         return false;
       });
-      await this.recordApprovalRequests(acc, turn.registry, approvalsRequested);
+      await this.recordApprovalRequests(acc, turn, approvalsRequested);
       let capped = false;
       const cap = turn.request.maxToolCalls;
       if (cap !== null && gatewayCallsMade + calls.length > cap) {
@@ -375,11 +383,11 @@ export class Engine {
   }
 
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
-  private async recordApprovalRequests(acc: ResponseAccumulator, registry: ToolRegistry, count: number): Promise<void> {
+  private async recordApprovalRequests(acc: ResponseAccumulator, turn: PreparedTurn, count: number): Promise<void> {
     const output = acc.response.output;
     for (const item of output.slice(output.length - count)) {
       if (item.type !== 'mcp_approval_request') continue;
-      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, registry));
+      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, turn.registry), turn.tenant);
     }
   }
 
@@ -425,7 +433,7 @@ export class Engine {
       }
     }
     await this.release(turn);
-    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords });
+    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords, owner: turn.tenant });
     this.options.observer?.settled(response, turn.roundsRun ?? 0);
     acc.announceTerminal();
     return response;
@@ -448,7 +456,7 @@ export class Engine {
       settlement.conversation = { id: conversationId, items: [...turn.inputItems, ...response.output], lease: turn.conversationLease };
     }
     if (turn.request.store) {
-      settlement.record = { response, inputItems: turn.inputItems };
+      settlement.record = { response, inputItems: turn.inputItems, owner: turn.tenant };
       // a run that could not be registered has no claim to lose (nor one for the sweep to find)
       if (turn.owned || turn.request.background) settlement.owner = this.ownership.owner;
       const terminal = turn.hooks?.unloggedEvents ? acc.terminalEvent() : null;
@@ -485,7 +493,7 @@ export class Engine {
         await this.ownership.register(response.id, turn.runController);
         turn.owned = true;
       }
-      await this.store.saveOwned({ response, inputItems: turn.inputItems }, this.ownership.owner);
+      await this.store.saveOwned({ response, inputItems: turn.inputItems, owner: turn.tenant }, this.ownership.owner);
     } catch (err) {
       // the final settlement decides whether the client hears of a store failure
       this.log.error({ err, responseId: response.id }, 'storing the running response failed');

@@ -56,6 +56,8 @@ export class GatewayShutdown extends Error {
 
 /** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
 export interface PreparedTurn {
+  /** The tenant the turn runs for: what it reads must be that tenant's, what it stores becomes theirs. */
+  tenant: string;
   request: CreateRequest;
   /** The request body as received (a queued background run can be prepared again elsewhere). */
   body: unknown;

@@ -2,10 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import { Errors, invalidRequest, notFound } from '../errors.js';
 import { BlobTooLargeError, type BlobStore } from '../files/blobs.js';
-import { DEFAULT_OWNER, type FileRecord, type FileSearchStore } from '../files/store.js';
+import { type FileRecord, type FileSearchStore } from '../files/store.js';
 import { newId } from '../util/ids.js';
 import { sendJson } from './json.js';
 import type { Route } from './router.js';
+import { perTenant } from './tenant-routes.js';
 
 /** The purposes OpenAI's Files API accepts. */
 export const FILE_PURPOSES = new Set(['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals']);
@@ -28,7 +29,10 @@ export function fileObject(f: FileRecord): Record<string, unknown> {
 
 /** The Files API: multipart upload streamed to disk, list with cursors, retrieve, delete, content. */
 export function filesRoutes(deps: FilesDeps): Route[] {
-  const owner = DEFAULT_OWNER;
+  return perTenant((owner) => tenantFilesRoutes(deps, owner));
+}
+
+function tenantFilesRoutes(deps: FilesDeps, owner: string): Route[] {
   const find = async (id: string): Promise<FileRecord> => {
     const file = await deps.store.getFile(owner, id);
     if (!file) throw notFound(`No such File object: ${id}`, null, 'id');
@@ -39,7 +43,7 @@ export function filesRoutes(deps: FilesDeps): Route[] {
       method: 'POST',
       path: '/v1/files',
       handle: async (req, res) => {
-        const file = await receiveUpload(req, deps);
+        const file = await receiveUpload(req, deps, owner);
         await deps.store.insertFile(file);
         sendJson(res, 200, fileObject(file));
       },
@@ -99,7 +103,7 @@ export function filesRoutes(deps: FilesDeps): Route[] {
 }
 
 /** Parses `multipart/form-data` (`file`, `purpose`, `expires_after[…]`), streaming the file to its blob. */
-async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<FileRecord> {
+async function receiveUpload(req: IncomingMessage, deps: FilesDeps, owner: string): Promise<FileRecord> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) throw invalidRequest("The request must be 'multipart/form-data' with a 'file' and a 'purpose'.", null, 'invalid_request');
   const declared = Number(req.headers['content-length']);
@@ -153,7 +157,7 @@ async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<Fil
     if (purpose === undefined) throw invalidRequest("Missing required parameter: 'purpose'.", 'purpose', 'missing_required_parameter');
     if (!FILE_PURPOSES.has(purpose)) throw invalidRequest(`Invalid 'purpose': expected one of ${[...FILE_PURPOSES].join(', ')}.`, 'purpose');
     const createdAt = Math.floor(Date.now() / 1000);
-    return { id, owner: DEFAULT_OWNER, filename: filename || 'upload', purpose, bytes, createdAt, expiresAt: expiresAt(fields, createdAt) };
+    return { id, owner, filename: filename || 'upload', purpose, bytes, createdAt, expiresAt: expiresAt(fields, createdAt) };
   } catch (error) {
     await deps.blobs.delete(id);
     throw error;

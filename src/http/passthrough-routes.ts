@@ -16,7 +16,7 @@ const FORWARDED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
  */
 export function passthroughRoutes(router: UpstreamRouter, maxBodyBytes: number): Route[] {
   return [
-    { method: 'POST', path: '/v1/chat/completions', handle: (req, res) => forward(router, '/chat/completions', maxBodyBytes, req, res) },
+    { method: 'POST', path: '/v1/chat/completions', handle: (req, res) => forward(router, '/chat/completions', maxBodyBytes, req, res), turn: true },
     { method: 'POST', path: '/v1/embeddings', handle: (req, res) => forward(router, '/embeddings', maxBodyBytes, req, res) },
   ];
 }

@@ -7,6 +7,10 @@ import type { Logger } from '../util/logger.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
 import { writeErrorAndClose } from './client-errors.js';
 import { parseClientJson } from './json.js';
+import type { ApiKey, KeyRing } from '../auth/key-ring.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
+import { authenticate } from './authenticate.js';
+import type { Limiter } from './limiter.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -39,6 +43,10 @@ export interface ResponsesWebSocketDeps {
   maxMessageBytes: number;
   /** Keep-alive ping period; a connection that missed the previous pong is terminated. Default 30 s. */
   pingIntervalMs?: number;
+  /** API keys: the upgrade must carry one while any key exists (a 401 before the handshake otherwise). */
+  keys?: KeyRing;
+  /** Each `response.create` counts against its key's rpm and takes a turn slot. */
+  limiter?: Limiter;
 }
 
 export interface ResponsesWebSocket {
@@ -81,12 +89,22 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
       );
       return;
     }
+    let key: ApiKey | undefined;
+    try {
+      if (deps.keys?.enabled) {
+        key = authenticate(deps.keys, req);
+        deps.limiter?.request(key, undefined);
+      }
+    } catch (err) {
+      writeErrorAndClose(socket, toGatewayError(err), err instanceof GatewayError && err.status === 429 ? { 'Retry-After': '1' } : {});
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       if (closing) {
         ws.close(1001, 'Server shutting down');
         return;
       }
-      const connection = new Connection(ws, socket, req, deps);
+      const connection = new Connection(ws, socket, req, deps, key);
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));
     });
@@ -128,6 +146,8 @@ class Connection {
     private readonly socket: Duplex,
     req: IncomingMessage,
     private readonly deps: ResponsesWebSocketDeps,
+    /** The key the upgrade was authenticated with: every response of the socket is its tenant's. */
+    private readonly key: ApiKey | undefined,
   ) {
     this.authorization = req.headers.authorization;
     // binary frames are read as UTF-8 text too (lenient: some clients send their JSON that way)
@@ -228,6 +248,15 @@ class Connection {
     }
     const body = { ...params, stream: true };
 
+    let release: (() => void) | undefined;
+    try {
+      if (this.key) this.deps.limiter?.request(this.key, undefined);
+      release = this.deps.limiter?.turn(this.key);
+    } catch (err) {
+      this.forget(continued);
+      this.sendError(err, 0);
+      return;
+    }
     const controller = new AbortController();
     this.current = controller;
     let sent = 0;
@@ -239,7 +268,7 @@ class Connection {
       // the chain this turn continues, from the cache or the store, is what its own entry extends
       let parentChain: StoredResponse[] | undefined;
       const resolvePrevious = async (id: string) => (parentChain = (await this.resolvePrevious(id)) ?? (await this.deps.store.chain(id)));
-      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious });
+      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious, tenant: this.key?.tenant ?? DEFAULT_TENANT });
       await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
         onSettled: (record) => {
           if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record, parentChain);
@@ -252,6 +281,7 @@ class Connection {
       // before the first event this is the request's answer; after it (an engine bug) it still ends the stream
       this.sendError(err, sent);
     } finally {
+      release?.();
       if (this.current === controller) this.current = undefined;
     }
   }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { DEFAULT_TENANT } from './tenant.js';
 import type { Item } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
@@ -49,14 +50,15 @@ export class PostgresConversationStore implements ConversationStore {
     return new PostgresConversationStore(pool, schema, false);
   }
 
-  async create(metadata: Record<string, string>, items: Item[]): Promise<Conversation> {
+  async create(metadata: Record<string, string>, items: Item[], owner = DEFAULT_TENANT): Promise<Conversation> {
     const conversation: Conversation = { id: newId('conv'), object: 'conversation', created_at: Math.floor(Date.now() / 1000), metadata: { ...metadata } };
     const normalized = items.map((item) => normalizeStoredItem(item));
     await withTransaction(this.pool, async (client) => {
-      await client.query(`INSERT INTO ${this.conversationsTable} (id, created_at, metadata) VALUES ($1, $2, $3::json)`, [
+      await client.query(`INSERT INTO ${this.conversationsTable} (id, created_at, metadata, owner) VALUES ($1, $2, $3::json, $4)`, [
         conversation.id,
         conversation.created_at,
         JSON.stringify(conversation.metadata),
+        owner,
       ]);
       await this.insertItems(client, conversation.id, normalized);
     });
@@ -66,6 +68,11 @@ export class PostgresConversationStore implements ConversationStore {
   async get(id: string): Promise<Conversation | undefined> {
     const { rows } = await this.pool.query<ConversationRow>(`SELECT id, created_at, metadata FROM ${this.conversationsTable} WHERE id = $1`, [id]);
     return rows.length > 0 ? decodeConversation(rows[0]) : undefined;
+  }
+
+  async ownerOf(id: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ owner: string }>(`SELECT owner FROM ${this.conversationsTable} WHERE id = $1`, [id]);
+    return rows[0]?.owner;
   }
 
   async update(id: string, metadata: Record<string, string>): Promise<Conversation | undefined> {
@@ -149,6 +156,16 @@ export class PostgresConversationStore implements ConversationStore {
   async deleteItem(id: string, itemId: string): Promise<boolean> {
     const result = await this.pool.query(`DELETE FROM ${this.itemsTable} WHERE conversation_id = $1 AND item_id = $2`, [id, itemId]);
     return (result.rowCount ?? 0) > 0;
+  }
+
+  async pruneItems(beforeSeconds: number, limit: number): Promise<number> {
+    const result = await this.pool.query(
+      `DELETE FROM ${this.itemsTable} WHERE (conversation_id, position) IN (
+         SELECT conversation_id, position FROM ${this.itemsTable} WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       )`,
+      [beforeSeconds, limit],
+    );
+    return result.rowCount ?? 0;
   }
 
   async close(): Promise<void> {

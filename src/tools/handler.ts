@@ -8,6 +8,8 @@ export interface RequestContext {
   include: readonly string[];
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
   priorItems?: readonly JsonObject[];
+  /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
+  tenant?: string;
 }
 
 /** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
