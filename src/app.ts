@@ -231,7 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...opsRoutes({ ready, metrics }),
       ...passthroughRoutes(upstream, config.limits.maxBodyBytes),
       ...filesRoutes({ store: fileSearch.store, blobs: fileSearch.blobs, maxUploadBytes: config.files.maxUploadBytes }),
-      ...vectorStoresRoutes({ store: fileSearch.store, retriever: fileSearch.retriever, notifyIngestion: () => fileSearch.ingestion.notify(), maxBodyBytes: config.limits.maxBodyBytes, pollAfterMs: config.fileSearch.pollAfterMs }),
+      ...vectorStoresRoutes({ store: fileSearch.store, retriever: fileSearch.retriever, rewriter: fileSearch.rewriter, notifyIngestion: () => fileSearch.ingestion.notify(), maxBodyBytes: config.limits.maxBodyBytes, pollAfterMs: config.fileSearch.pollAfterMs }),
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...(codeInterpreter ? containerRoutes(codeInterpreter.service, { maxBodyBytes: config.limits.maxBodyBytes, maxUploadBytes: config.codeInterpreter.maxUploadBytes }) : []),
       // token counting asks the first upstream's /tokenize (vLLM)

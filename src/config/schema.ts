@@ -266,6 +266,7 @@ const fileSearch = z
     workerThreads: count('Worker threads for extraction and chunking', 1, 1),
     pollAfterMs: count('`openai-poll-after-ms` on in-progress objects', 200, 1),
     claimLeaseMs: count("An ingestion claim's lease (a dead replica's files are taken over after it)", 30_000, 1),
+    rewriteModel: z.string().min(1).nullable().default(null).meta(doc('Model that rewrites queries of a search with `rewrite_query: true` (routed like any model)', { defaultText: 'none: a keyword rewrite' })),
     vectorIndex: z
       .enum(['auto', 'sqlite-vec', 'pgvector', 'exact'])
       .default('auto')
