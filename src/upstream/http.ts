@@ -201,6 +201,13 @@ function connectionError(err: unknown, options: UpstreamOptions): GatewayError &
   ) as GatewayError & { retryable: boolean };
 }
 
+/**
+ * How servers word a prompt longer than the model's context: vLLM ("maximum context length is N
+ * tokens", "longer than the maximum model length"), SGLang ("longer than the model's context
+ * length"), llama.cpp ("exceeds the available context size").
+ */
+const CONTEXT_OVERFLOW = /maximum context length|maximum model length|model's context length|exceeds the available context size/i;
+
 /** Upstream 4xx keep their status and message; 5xx become 502. */
 function statusError(status: number, text: string): GatewayError {
   let message = text;
@@ -220,5 +227,7 @@ function statusError(status: number, text: string): GatewayError {
   if (status >= 500) return new GatewayError(502, 'upstream_error', 'upstream_error', `The upstream model server failed with status ${status}: ${message}`, null, true);
   if (status === 429) return new GatewayError(429, 'rate_limit_error', 'rate_limit_exceeded', `Upstream: ${message}`, null, true);
   if (status === 404) return new GatewayError(404, 'invalid_request_error', 'model_not_found', `Upstream: ${message}`, param);
+  // the conversation outgrew the model: OpenAI's code, which agents (Codex) answer by compacting
+  if (status === 400 && CONTEXT_OVERFLOW.test(message)) return new GatewayError(400, 'invalid_request_error', 'context_length_exceeded', `Upstream: ${message}`, 'input');
   return new GatewayError(status >= 400 && status < 500 ? status : 502, 'invalid_request_error', 'upstream_rejected', `Upstream: ${message}`, param);
 }
