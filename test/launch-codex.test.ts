@@ -153,6 +153,61 @@ describe.skipIf(!codexInstalled)(`switchyard codex (real Codex CLI)${codexInstal
     expect(entry.base_instructions).toMatch(/Codex/);
   });
 
+  /**
+   * A turn whose tool output outgrows the context: the scripted model runs `seq`, Codex compacts
+   * (a request ending in its compaction prompt, answered with a summary) and continues from the
+   * summary hand-off. `when` gives the model's answers to those two prompts of Codex's own.
+   */
+  const isCompaction = (body: any) => String(body.messages.at(-1).content).startsWith('You are performing a CONTEXT CHECKPOINT COMPACTION');
+  const compactionScript = (final: string) => ({
+    rounds: [{ tool_calls: [{ name: 'exec_command', arguments: { cmd: 'seq 100000 103000' } }] }, { text: 'Finished without compaction.' }],
+    when: [
+      { user_contains: 'Another language model started', rounds: [{ text: final }] },
+      { user_contains: 'CONTEXT CHECKPOINT COMPACTION', rounds: [{ text: 'SUMMARY: listed numbers with seq.' }] },
+    ],
+  });
+
+  it('compacts a long session at the context window the catalog gives (auto-compaction with a custom provider)', async () => {
+    const small = join(root, 'small-window.json');
+    writeFileSync(small, JSON.stringify({ clients: { models: { 'switchyard-sim': { contextWindow: 8_000 } } } }));
+    const cwd = join(root, 'compact-auto');
+    mkdirSync(cwd);
+    const script = compactionScript('Finished after auto-compaction.');
+    const run = await runSwitchyard(['codex', '--upstream', sim.url, '--data-dir', join(root, 'data'), '--config', small, '--', 'exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', `#sim ${JSON.stringify(script)}`], { cwd, env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Finished after auto-compaction.');
+    const requests = requestsWith('Finished after auto-compaction.').map((r) => r.body);
+    // Codex's compaction is a plain request with its prompt last (no tools), served like any other
+    const compaction = requests.find(isCompaction);
+    expect(compaction).toBeDefined();
+    expect(compaction.tools).toBeUndefined();
+    expect(compaction.messages.some((m: any) => m.role === 'tool' && String(m.content).includes('100000'))).toBe(true);
+    const last = requests.at(-1)!;
+    expect(String(last.messages.at(-1).content)).toContain('SUMMARY: listed numbers with seq.');
+    // after compaction the long tool output is gone from what the model sees
+    expect(last.messages.some((m: any) => m.role === 'tool')).toBe(false);
+  });
+
+  it('compacts when the upstream refuses the context: context_length_exceeded makes Codex trim and retry instead of failing', async () => {
+    // the model holds 9,000 tokens; the history with the tool output and Codex's prompt does not fit
+    const tight = await startSimulator({ port: 0, maxModelLen: 9_000 });
+    try {
+      const cwd = join(root, 'compact-overflow');
+      mkdirSync(cwd);
+      const script = compactionScript('Finished after trimmed compaction.');
+      const run = await runSwitchyard(['codex', '--upstream', tight.url, '--data-dir', join(root, 'data'), '--', 'exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', `#sim ${JSON.stringify(script)}`], { cwd, env });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toContain('Finished after trimmed compaction.');
+      // Codex recognised the gateway's context_length_exceeded (its own words), trimmed, and compacted
+      expect(run.stderr).toMatch(/Context window exceeded while compacting/);
+      const compactions = tight.requests.filter((r) => r.path === '/v1/chat/completions' && isCompaction(r.body));
+      expect(compactions.length).toBeGreaterThan(1); // refused, then smaller
+      expect(compactions.at(-1)!.body.messages.length).toBeLessThan(compactions[0].body.messages.length);
+    } finally {
+      await tight.close();
+    }
+  });
+
   it("exits with Codex's own status when Codex fails", async () => {
     const cwd = join(root, 'bad-args');
     mkdirSync(cwd);

@@ -46,6 +46,12 @@ export interface ScriptStep {
 export interface Script {
   rounds: ScriptStep[];
   repeat_last?: boolean;
+  /**
+   * Other rounds for conversations whose last user message contains `user_contains` (the first
+   * match wins): a client that adds its own user message mid-session — Codex's compaction prompt,
+   * its summary hand-off — gets answers of its own instead of the script's round 0 again.
+   */
+  when?: Array<{ user_contains: string; rounds: ScriptStep[] }>;
 }
 
 /** A conversation message reduced to what the simulator needs. */
@@ -354,7 +360,21 @@ export function parseScript(source: string): Script | string {
     const problem = checkStep(step, i);
     if (problem) return `invalid #sim script: ${problem}`;
   }
-  return { rounds: raw.rounds as ScriptStep[], repeat_last: raw.repeat_last === true };
+  const when: NonNullable<Script['when']> = [];
+  if (raw.when !== undefined) {
+    if (!Array.isArray(raw.when)) return 'invalid #sim script: when must be an array';
+    for (const [i, alternative] of raw.when.entries()) {
+      if (!isObj(alternative) || typeof alternative.user_contains !== 'string' || !Array.isArray(alternative.rounds)) {
+        return `invalid #sim script: when[${i}] must be {"user_contains": string, "rounds": [...]}`;
+      }
+      for (const [j, step] of alternative.rounds.entries()) {
+        const problem = checkStep(step, j);
+        if (problem) return `invalid #sim script: when[${i}].${problem}`;
+      }
+      when.push({ user_contains: alternative.user_contains, rounds: alternative.rounds as ScriptStep[] });
+    }
+  }
+  return { rounds: raw.rounds as ScriptStep[], repeat_last: raw.repeat_last === true, when };
 }
 
 /** Round index = assistant messages after the last user message (all of them if there is none). */
@@ -613,10 +633,12 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
     const script = parseScript(source);
     if (typeof script === 'string') {
       failure = { status: 400, type: 'BadRequestError', message: script, failTimes: null, key: '' };
-    } else if (roundIndex < script.rounds.length) {
-      step = script.rounds[roundIndex]!;
-    } else if (script.repeat_last && script.rounds.length > 0) {
-      step = script.rounds[script.rounds.length - 1]!;
+    } else {
+      // the script's own line is not what the user said (it names the strings it looks for)
+      const lastUser = stripScriptLines([...req.messages].reverse().find((m) => m.role === 'user')?.text ?? '');
+      const rounds = script.when?.find((alternative) => lastUser.includes(alternative.user_contains))?.rounds ?? script.rounds;
+      if (roundIndex < rounds.length) step = rounds[roundIndex]!;
+      else if (script.repeat_last && rounds.length > 0) step = rounds[rounds.length - 1]!;
     }
     if (step && typeof step.status === 'number' && step.status >= 400) {
       failure = {
