@@ -8,6 +8,7 @@ import { flagOverrides, serveOptions } from './config/cli-flags.js';
 import { StartupError } from './config/startup-errors.js';
 import { startSimulator } from './simulate/server.js';
 import { runLauncher } from './launch/command.js';
+import { keysCommand } from './auth/keys-command.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
@@ -21,6 +22,8 @@ Usage:
   switchyard serve [options]          run the gateway
   switchyard config check FILE        validate a config file; print the effective config (secrets masked)
   switchyard config docs              print the configuration table (README)
+  switchyard keys create NAME [--tenant T] [--rpm N] [--max-concurrent N] | list | revoke NAME
+                                      API keys in the store (see switchyard keys --help)
   switchyard simulate [--port N] [--host H] [--max-model-len N]   run the built-in simulated model on its own
   switchyard codex [gateway flags] [-- codex args…]     run the Codex CLI against Switchyard
   switchyard claude [gateway flags] [-- claude args…]   run Claude Code against Switchyard
@@ -47,6 +50,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'config') return configCommand(rest);
+  if (command === 'keys') return keysCommand(rest);
   if (command === 'codex' || command === 'claude') {
     // the agent's exit status is ours; the in-process gateway has stopped by then
     process.exit(await runLauncher(command, rest));

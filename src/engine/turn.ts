@@ -1,20 +1,22 @@
-import { GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
+import { Errors, GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
 import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse, StreamEvent } from '../store/store.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
+import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
-import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
+import { boundApprovalDigest, resolveApprovals, useApprovals } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
 import { CitationBook } from './citations.js';
-import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
+import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
+import { GatewayShutdown, type Logger, type PreparedTurn, type RunHooks } from './types.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
@@ -25,6 +27,8 @@ import { OwnershipLost, RunCancelled, RunOwnership } from './run-ownership.js';
 import { TurnScheduler } from './scheduler.js';
 
 export { OwnershipLost, RunCancelled };
+export { GatewayShutdown };
+export type { Logger, PreparedTurn, RunHooks };
 
 export interface EngineOptions {
   maxToolRounds: number;
@@ -52,14 +56,9 @@ export interface TurnObserver {
   settled(response: ResponseObject, rounds: number): void;
 }
 
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug?(obj: object, msg?: string): void;
-}
-
 export interface PrepareOptions {
+  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
+  tenant?: string;
   /**
    * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
    * e.g. a WebSocket connection's cache of its own `store: false` turns.
@@ -70,66 +69,6 @@ export interface PrepareOptions {
    * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
    */
   dryRun?: boolean;
-}
-
-export interface RunHooks {
-  /** Called with the settled response (before its terminal event is announced). */
-  onSettled?: (record: StoredResponse) => void;
-  /** The response object to fill (from `newResponse`, e.g. already stored as queued). */
-  response?: ResponseObject;
-  /**
-   * A background run: the events not yet in its log (waited for while being written), so the
-   * terminal state is stored in one transaction with every event before it and the terminal one.
-   */
-  unloggedEvents?: () => Promise<StreamEvent[]>;
-  /** A background run: the settlement wrote the log up to this sequence number. */
-  logged?: (sequence: number) => void;
-  /** The abort controller of the run (the caller's, for a background run); else one is made. */
-  controller?: AbortController;
-}
-
-/** The abort reason of runs stopped because the gateway is shutting down. */
-export class GatewayShutdown extends Error {
-  constructor() {
-    super('The gateway shut down before this response finished.');
-  }
-}
-
-/** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
-export interface PreparedTurn {
-  request: CreateRequest;
-  /** The request body as received (a queued background run can be prepared again elsewhere). */
-  body: unknown;
-  registry: ToolRegistry;
-  /** This request's input items with ids (stored for input_items listing). */
-  inputItems: Item[];
-  /** History + input, as the model sees it. */
-  conversation: ModelItem[];
-  base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
-  tools: ModelRequest['tools'];
-  toolChoice: ModelRequest['toolChoice'];
-  /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
-  preludeItems: Item[];
-  /** Approval answers in this request's input: used up, and approved calls run, before the first round. */
-  approvedCalls: ApprovedCall[];
-  /** What the model saw of this turn's gateway calls, kept with the stored items for later turns. */
-  callRecords: GatewayCallRecord[];
-  /** Set by `run`. */
-  hooks?: RunHooks;
-  /** Set by `run`: aborting it stops the run (registered with the ownership for a stored run). */
-  runController?: AbortController;
-  /** The stored run is registered as this process's (a background run always is): its writes are fenced. */
-  owned?: boolean;
-  /** The lease this turn holds on its conversation, released when it ends. */
-  conversationLease?: string;
-  /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
-  failure?: GatewayError;
-  /** Set by each round: the stop string that ended the model's last output (surfaces that report it, e.g. Messages). */
-  stopSequence?: string;
-  /** `context_management` compacted the conversation: its item leads the output. */
-  autoCompaction?: AutoCompaction;
-  /** Inference rounds run so far (metrics and debug logs). */
-  roundsRun?: number;
 }
 
 /**
@@ -151,12 +90,14 @@ export class Engine {
 
   async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
+    const tenant = options.tenant ?? DEFAULT_TENANT;
     const history: JsonObject[] = [];
     /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
     const heldRecords: GatewayCallRecord[] = [];
     if (request.previousResponseId !== null) {
       const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await this.store.chain(request.previousResponseId));
-      if (!chain) {
+      // another tenant's response does not exist for this one
+      if (!chain || (chain.at(-1)!.owner ?? DEFAULT_TENANT) !== tenant) {
         throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
       }
       for (const record of chain) {
@@ -167,12 +108,14 @@ export class Engine {
     let conversationLease: string | undefined;
     if (request.conversationId !== null) {
       const conversations = this.options.conversations;
-      if (!conversations) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      if (!conversations || (await conversations.ownerOf(request.conversationId)) !== tenant) {
+        throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      }
       // one turn at a time per conversation (as OpenAI): two at once would interleave their items
       if (!options.dryRun) {
         conversationLease = await this.ownership.acquireLease(request.conversationId);
         if (!conversationLease) {
-          throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
+          throw Errors.conversationLocked();
         }
       }
       // read under the lease: the history as no other turn can change it now
@@ -184,15 +127,15 @@ export class Engine {
       history.push(...(items as JsonObject[]));
     }
     try {
-      return await this.prepareHolding(request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
+      return await this.prepareHolding(tenant, request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
     } catch (err) {
       if (conversationLease) await this.ownership.releaseLease(request.conversationId!, conversationLease);
       throw err;
     }
   }
 
-  private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
-    const input = await resolveItemReferences(request.input, history, this.store);
+  private async prepareHolding(tenant: string, request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+    const input = await resolveItemReferences(request.input, history, this.store, tenant);
     // tools declared inside the input (tool_search_output) load with their credentials; what is
     // stored and echoed never carries them
     const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
@@ -208,7 +151,7 @@ export class Engine {
     let registry: ToolRegistry;
     let choice;
     let preludeItems: Item[];
-    const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems] } };
+    const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems], tenant } };
     try {
       const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
       preludeItems = await discoverTools(request.tools, discover);
@@ -228,6 +171,7 @@ export class Engine {
     conversation.push(...toModelItems(effective, registry, await this.callRecordsFor(effective, heldRecords)));
 
     const turn: PreparedTurn = {
+      tenant,
       conversationLease,
       request,
       body,
@@ -261,7 +205,7 @@ export class Engine {
       }
     }
     // approvals are checked here and used up when the turn runs (useApprovals)
-    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, offeredNames(choice.functions, choice.toolChoice));
+    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, offeredNames(choice.functions, choice.toolChoice), tenant);
     return turn;
   }
 
@@ -333,7 +277,7 @@ export class Engine {
       startedTools = true;
       for (const item of turn.preludeItems) emitListing(acc, item);
       // an approval is used up only now that its call starts, not when the turn was prepared
-      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store));
+      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store, turn.tenant));
     };
 
     // Approved calls must have run before the model is asked again: their results are part of
@@ -369,7 +313,7 @@ export class Engine {
           const wait = drained?.();
           if (wait) await wait;
         }
-        if (!translator.sawFinish) throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', 'The upstream stream ended before the response was complete.');
+        if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
       } catch (err) {
         translator.finish('incomplete');
         return this.fail(acc, turn, err, signal);
@@ -396,7 +340,7 @@ export class Engine {
         approvalsRequested++;
         return false;
       });
-      await this.recordApprovalRequests(acc, turn.registry, approvalsRequested);
+      await this.recordApprovalRequests(acc, turn, approvalsRequested);
       let capped = false;
       const cap = turn.request.maxToolCalls;
       if (cap !== null && gatewayCallsMade + calls.length > cap) {
@@ -439,11 +383,11 @@ export class Engine {
   }
 
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
-  private async recordApprovalRequests(acc: ResponseAccumulator, registry: ToolRegistry, count: number): Promise<void> {
+  private async recordApprovalRequests(acc: ResponseAccumulator, turn: PreparedTurn, count: number): Promise<void> {
     const output = acc.response.output;
     for (const item of output.slice(output.length - count)) {
       if (item.type !== 'mcp_approval_request') continue;
-      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, registry));
+      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, turn.registry), turn.tenant);
     }
   }
 
@@ -489,7 +433,7 @@ export class Engine {
       }
     }
     await this.release(turn);
-    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords });
+    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords, owner: turn.tenant });
     this.options.observer?.settled(response, turn.roundsRun ?? 0);
     acc.announceTerminal();
     return response;
@@ -512,7 +456,7 @@ export class Engine {
       settlement.conversation = { id: conversationId, items: [...turn.inputItems, ...response.output], lease: turn.conversationLease };
     }
     if (turn.request.store) {
-      settlement.record = { response, inputItems: turn.inputItems };
+      settlement.record = { response, inputItems: turn.inputItems, owner: turn.tenant };
       // a run that could not be registered has no claim to lose (nor one for the sweep to find)
       if (turn.owned || turn.request.background) settlement.owner = this.ownership.owner;
       const terminal = turn.hooks?.unloggedEvents ? acc.terminalEvent() : null;
@@ -549,7 +493,7 @@ export class Engine {
         await this.ownership.register(response.id, turn.runController);
         turn.owned = true;
       }
-      await this.store.saveOwned({ response, inputItems: turn.inputItems }, this.ownership.owner);
+      await this.store.saveOwned({ response, inputItems: turn.inputItems, owner: turn.tenant }, this.ownership.owner);
     } catch (err) {
       // the final settlement decides whether the client hears of a store failure
       this.log.error({ err, responseId: response.id }, 'storing the running response failed');
@@ -566,15 +510,15 @@ function isSerializationFailure(err: unknown): boolean {
 function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable' | 'unstorable', turn: PreparedTurn): GatewayError {
   switch (outcome) {
     case 'conversation_not_found':
-      return new GatewayError(404, 'invalid_request_error', 'conversation_not_found', `Conversation with id '${turn.request.conversationId}' was deleted while this response was generated; nothing was stored.`, 'conversation');
+      return Errors.conversationDeletedDuringTurn(turn.request.conversationId);
     case 'lease_lost':
-      return new GatewayError(409, 'invalid_request_error', 'conversation_locked', 'This turn lost its hold on the conversation (another turn took it over); nothing was stored. Please retry.', 'conversation', true);
+      return Errors.conversationLeaseLost();
     case 'not_owner':
-      return new GatewayError(503, 'server_error', 'run_taken_over', 'Another gateway process took this response over; it was not completed. Please retry.', null, true);
+      return Errors.runTakenOver();
     case 'unavailable':
-      return new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
+      return Errors.unsettledStoreUnavailable();
     case 'unstorable':
-      return new GatewayError(500, 'server_error', 'server_error', 'The response was generated but could not be stored.', null, false);
+      return Errors.unstorable();
   }
 }
 

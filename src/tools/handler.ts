@@ -8,7 +8,12 @@ export interface RequestContext {
   include: readonly string[];
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
   priorItems?: readonly JsonObject[];
+  /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
+  tenant?: string;
 }
+
+/** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
+export type ExecutionFactory = (declaration: JsonObject, request: RequestContext) => GatewayExecution | undefined;
 
 /** What declaration-side handlers may ask of the gateway. */
 export interface DeclareContext {

@@ -10,8 +10,8 @@ import {
   namespaceHandler,
   toolSearchHandler,
   webSearchHandler,
-} from './handlers/index.js';
-import { MCP_SECRET_FIELDS } from './handlers/mcp.js';
+} from './handler-list.js';
+import { MCP_SECRET_FIELDS } from './mcp/handler.js';
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
 import { redactUrl } from '../util/redact.js';

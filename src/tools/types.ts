@@ -130,11 +130,4 @@ export interface GatewayExecution {
   requestApproval?(invocation: PlannedInvocation, emit: ItemEmitter): void;
 }
 
-export class ToolDeclarationError extends Error {
-  constructor(message: string, readonly param: string, readonly code = 'invalid_tool') {
-    super(message);
-  }
-}
-
-/** The abort reason a call's signal carries when its per-call timeout fired. */
-export class ToolTimeoutError extends Error {}
+export { ToolDeclarationError, ToolTimeoutError } from '../errors.js';

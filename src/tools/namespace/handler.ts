@@ -3,8 +3,8 @@ import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { isPlainObject, requireFunctionName, requireString } from '../validate.js';
-import { customEntry, parseCustom, type CustomDeclaration } from './custom.js';
-import { parseFunction, type FunctionDeclaration } from './function.js';
+import { customEntry, parseCustom, type CustomDeclaration } from '../custom/handler.js';
+import { parseFunction, type FunctionDeclaration } from '../function/handler.js';
 
 export interface NamespaceDeclaration {
   name: string;

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../errors.js';
 import { parseSearchOptions } from '../../retrieval/request-options.js';
 import { ToolDeclarationError } from '../types.js';
-import { hostedToolHandler } from './hosted.js';
+import { hostedToolHandler } from '../hosted.js';
 
 /** The model-visible function of `file_search`. */
 export const FILE_SEARCH_FUNCTION = 'file_search';

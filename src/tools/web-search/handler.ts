@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../protocol/responses.js';
 import { ToolDeclarationError } from '../types.js';
 import { isPlainObject, optionalBoolean, optionalObject, optionalStringArray } from '../validate.js';
-import { hostedToolHandler } from './hosted.js';
+import { hostedToolHandler } from '../hosted.js';
 
 const CONTEXT_SIZES = new Set(['low', 'medium', 'high']);
 

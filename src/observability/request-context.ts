@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiKey } from '../auth/key-ring.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
 
 /** A client's own `x-request-id` is kept when it looks like an id (no spaces, no control characters, bounded). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -16,10 +18,28 @@ export class GatewayRequest extends IncomingMessage {
   routeLabel = 'unmatched';
   /** The `model` of the request body, once read. */
   model = '';
-  /** The API key's tenant; empty until keys exist (issue 11, part 3). */
+  /** The API key's tenant; empty while authentication is off (everything is the default tenant's). */
   tenant = '';
+  /** The key the request was authenticated with (undefined while authentication is off). */
+  apiKey: ApiKey | undefined = undefined;
   /** `performance.now()` when the request arrived. */
   startedAt = 0;
+}
+
+/** Whose objects a request may see and make: its key's tenant, or the default one while authentication is off. */
+export function tenantOf(req: IncomingMessage): string {
+  return req instanceof GatewayRequest && req.tenant !== '' ? req.tenant : DEFAULT_TENANT;
+}
+
+/**
+ * Takes an open-stream slot for `res` (the gateway's `limits.maxOpenStreams`), given back when
+ * the response closes: a `429` when none is free. Call before anything is held for the stream.
+ */
+export function admitStream(res: ServerResponse): void {
+  const admit = res instanceof GatewayResponse ? res.admitStream : undefined;
+  if (!admit) return;
+  const release = admit(res);
+  res.once('close', release);
 }
 
 export function requestIdFor(header: string | string[] | undefined): string {
@@ -42,6 +62,8 @@ export class GatewayResponse extends ServerResponse<GatewayRequest> {
   firstByteAt = 0;
   /** The response is an SSE stream (counted as open until it closes). */
   isEventStream = false;
+  /** Takes an open-stream slot, or throws a 429 (set by the server when streams are limited). */
+  admitStream: ((res: ServerResponse) => () => void) | undefined = undefined;
   /** Counts open event streams (set by the request observer when metrics are on). */
   streamGauge: { inc(): void; dec(): void } | undefined = undefined;
 }

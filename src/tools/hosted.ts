@@ -1,7 +1,7 @@
-import type { ModelFunction } from '../../protocol/model.js';
-import type { JsonObject } from '../../protocol/responses.js';
-import type { ToolHandler } from '../handler.js';
-import type { RegistryEntry } from '../types.js';
+import type { ModelFunction } from '../protocol/model.js';
+import type { JsonObject } from '../protocol/responses.js';
+import type { ToolHandler } from './handler.js';
+import type { RegistryEntry } from './types.js';
 
 /**
  * A gateway-owned hosted tool type (web_search, file_search, code_interpreter): the model sees

@@ -1,7 +1,7 @@
-import { ID_PREFIX, type JsonObject } from '../protocol/responses.js';
-import type { GatewayExecution, ItemEmitter, PlannedInvocation } from '../tools/types.js';
-import { needsApproval, type ToolTraits } from './filters.js';
-import type { McpServerRef, McpService } from './service.js';
+import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import type { GatewayExecution, ItemEmitter, PlannedInvocation } from '../types.js';
+import { needsApproval, type ToolTraits } from '../../mcp/filters.js';
+import type { McpServerRef, McpService } from '../../mcp/service.js';
 
 interface McpCallState {
   index: number;

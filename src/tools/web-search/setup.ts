@@ -1,12 +1,12 @@
-import type { ExecutionFactory } from '../app.js';
-import type { McpService } from '../mcp/service.js';
-import { outboundPolicy, type OutboundPolicy } from '../net/outbound-guard.js';
-import { TtlCache } from './cache.js';
-import { createSearchProvider, DEFAULT_WEB_SEARCH_CONFIG, type WebSearchConfig } from './create-provider.js';
-import { mcpSearchCallback } from './mcp-provider.js';
-import { createPageReader, type Page } from './page-reader.js';
-import type { SearchResult } from './provider.js';
-import { webSearchExecutionFactory } from './web-search-tool.js';
+import type { ExecutionFactory } from '../handler.js';
+import type { McpService } from '../../mcp/service.js';
+import { outboundPolicy, type OutboundPolicy } from '../../net/outbound-guard.js';
+import { TtlCache } from '../../search/cache.js';
+import { createSearchProvider, DEFAULT_WEB_SEARCH_CONFIG, type WebSearchConfig } from '../../search/create-provider.js';
+import { mcpSearchCallback } from '../../search/mcp-provider.js';
+import { createPageReader, type Page } from '../../search/page-reader.js';
+import type { SearchResult } from '../../search/provider.js';
+import { webSearchExecutionFactory } from './execution.js';
 
 /** `webSearch` in the config: the provider, page limits, and which addresses pages may be fetched from. */
 export interface WebSearchSettings extends WebSearchConfig {

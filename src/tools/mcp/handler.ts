@@ -1,5 +1,5 @@
 import { isAllowed, type ToolTraits } from '../../mcp/filters.js';
-import { mcpExecution } from '../../mcp/execution.js';
+import { mcpExecution } from './execution.js';
 import { mcpModelName } from '../../mcp/naming.js';
 import type { McpToolInfo } from '../../mcp/pool.js';
 import type { McpServerRef } from '../../mcp/service.js';

@@ -1,9 +1,9 @@
-import type { ExecutionFactory } from '../app.js';
-import { DEFAULT_OWNER } from '../files/store.js';
-import { ID_PREFIX, type JsonObject } from '../protocol/responses.js';
-import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../tools/types.js';
-import { parseSearchOptions, type SearchOptions } from './request-options.js';
-import type { Retriever, SearchHit } from './search.js';
+import type { ExecutionFactory } from '../handler.js';
+import { DEFAULT_OWNER } from '../../files/store.js';
+import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../types.js';
+import { parseSearchOptions, type SearchOptions } from '../../retrieval/request-options.js';
+import type { Retriever, SearchHit } from '../../retrieval/search.js';
 
 /** At most this many queries per call (a model looping on queries does not multiply the work). */
 const MAX_QUERIES = 5;
@@ -32,11 +32,12 @@ export function fileSearchExecutionFactory(retriever: Retriever, timeoutMs: numb
   return (declaration, request) => {
     const storeIds = declaration.vector_store_ids as string[];
     const options = parseSearchOptions(declaration, null, 10);
-    return fileSearchExecution(retriever, storeIds, options, request.include.includes('file_search_call.results'), timeoutMs);
+    // the request's tenant searches its own vector stores only
+    return fileSearchExecution(retriever, request.tenant ?? DEFAULT_OWNER, storeIds, options, request.include.includes('file_search_call.results'), timeoutMs);
   };
 }
 
-function fileSearchExecution(retriever: Retriever, storeIds: string[], options: SearchOptions, includeResults: boolean, timeoutMs: number): GatewayExecution {
+function fileSearchExecution(retriever: Retriever, owner: string, storeIds: string[], options: SearchOptions, includeResults: boolean, timeoutMs: number): GatewayExecution {
   return {
     parallelSafe: true,
     timeoutMs,
@@ -48,7 +49,7 @@ function fileSearchExecution(retriever: Retriever, storeIds: string[], options: 
       return { index, id };
     },
     async run(inv) {
-      return search(retriever, storeIds, options, inv);
+      return search(retriever, owner, storeIds, options, inv);
     },
     end(inv, outcome, emit, state) {
       const { index, id } = state as CallState;
@@ -70,12 +71,12 @@ function queriesOf(args: JsonObject): string[] {
   return raw.filter((q): q is string => typeof q === 'string' && q.trim() !== '').slice(0, MAX_QUERIES);
 }
 
-async function search(retriever: Retriever, storeIds: string[], options: SearchOptions, inv: GatewayInvocation): Promise<ToolOutcome> {
+async function search(retriever: Retriever, owner: string, storeIds: string[], options: SearchOptions, inv: GatewayInvocation): Promise<ToolOutcome> {
   const queries = queriesOf(inv.args);
   if (queries.length === 0) return { output: "Error: file_search needs 'queries': an array of one or more non-empty strings.", isError: true, detail: { queries, hits: [] } };
   let hits: SearchHit[];
   try {
-    hits = await retriever.search({ owner: DEFAULT_OWNER, storeIds, queries, ...options }, inv.signal);
+    hits = await retriever.search({ owner, storeIds, queries, ...options }, inv.signal);
   } catch (err) {
     return { output: `Error: the file search failed: ${err instanceof Error ? err.message : String(err)}`, isError: true, detail: { queries, hits: [] } };
   }

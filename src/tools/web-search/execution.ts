@@ -1,10 +1,10 @@
-import type { ExecutionFactory } from '../app.js';
-import { ID_PREFIX, type JsonObject } from '../protocol/responses.js';
-import { WEB_SEARCH_FUNCTIONS } from '../tools/handlers/web-search.js';
-import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../tools/types.js';
-import type { TtlCache } from './cache.js';
-import { PageReadError, findInText, type Page } from './page-reader.js';
-import { SearchProviderError, domainAllowed, type SearchProvider, type SearchResult, type UserLocation } from './provider.js';
+import type { ExecutionFactory } from '../handler.js';
+import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import { WEB_SEARCH_FUNCTIONS } from './handler.js';
+import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../types.js';
+import type { TtlCache } from '../../search/cache.js';
+import { PageReadError, findInText, type Page } from '../../search/page-reader.js';
+import { SearchProviderError, domainAllowed, type SearchProvider, type SearchResult, type UserLocation } from '../../search/provider.js';
 
 export interface WebSearchServices {
   provider: SearchProvider;

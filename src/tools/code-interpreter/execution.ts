@@ -1,9 +1,9 @@
-import type { ExecutionFactory } from '../app.js';
-import { ID_PREFIX, type JsonObject } from '../protocol/responses.js';
-import type { PreflightResult } from '../sandbox/preflight.js';
-import { ToolDeclarationError, type GatewayExecution, type GatewayInvocation, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
-import { ContainerError, isContainerId, newContainerId, type ContainerRun, type ContainerService } from './service.js';
-import { DEFAULT_TENANT } from './store.js';
+import type { ExecutionFactory } from '../handler.js';
+import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import type { PreflightResult } from '../../sandbox/preflight.js';
+import { ToolDeclarationError, type GatewayExecution, type GatewayInvocation, type PlannedInvocation, type ToolOutcome } from '../types.js';
+import { ContainerError, isContainerId, newContainerId, type ContainerRun, type ContainerService } from '../../containers/service.js';
+import { DEFAULT_TENANT } from '../../containers/store.js';
 
 export const INCLUDE_OUTPUTS = 'code_interpreter_call.outputs';
 
@@ -38,6 +38,7 @@ export function codeInterpreterExecutionFactory(service: ContainerService, prefl
     }
     const containerId = typeof container === 'string' ? container : (lastContainerOf(request.priorItems ?? []) ?? newContainerId());
     return execution(service, {
+      owner: request.tenant ?? DEFAULT_TENANT,
       containerId,
       auto: auto ? { memoryLimit: typeof auto.memory_limit === 'string' ? auto.memory_limit : undefined, fileIds } : undefined,
       includeOutputs: request.include.includes(INCLUDE_OUTPUTS),
@@ -47,6 +48,8 @@ export function codeInterpreterExecutionFactory(service: ContainerService, prefl
 }
 
 interface Options {
+  /** The request's tenant: it reaches its own containers only. */
+  owner: string;
   containerId: string;
   auto: { memoryLimit: string | undefined; fileIds: string[] | undefined } | undefined;
   includeOutputs: boolean;
@@ -73,8 +76,8 @@ function execution(service: ContainerService, options: Options): GatewayExecutio
       const code = codeOf(inv);
       if (!code.trim()) return { output: "Error: the python tool needs a non-empty 'code' string.", isError: true };
       try {
-        if (options.auto) await service.ensureAuto(options.containerId, DEFAULT_TENANT, options.auto.memoryLimit, options.auto.fileIds);
-        const run = await service.run(options.containerId, code, inv.signal);
+        if (options.auto) await service.ensureAuto(options.containerId, options.owner, options.auto.memoryLimit, options.auto.fileIds);
+        const run = await service.run(options.containerId, code, inv.signal, options.owner);
         if (run.files.length > 0) {
           inv.emit.registerFiles?.(run.files.map((f) => ({ containerId: f.containerId, fileId: f.id, filename: f.path.slice(f.path.lastIndexOf('/') + 1), path: f.path })));
         }

@@ -1,18 +1,18 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { ExecutionFactory } from '../app.js';
-import { HARD_KILL_GRACE_MS } from '../sandbox/box.js';
-import { BoxPool } from '../sandbox/pool.js';
-import { preflight, type PreflightResult } from '../sandbox/preflight.js';
-import { prepareRuntime } from '../sandbox/runtime.js';
-import { PostgresResponseStore } from '../store/postgres.js';
-import type { ResponseStore } from '../store/store.js';
-import { codeInterpreterExecutionFactory } from './code-interpreter-tool.js';
-import type { CodeInterpreterConfig } from './config.js';
-import { PostgresContainerStore } from './postgres-containers.js';
-import { ContainerService, type FileSource } from './service.js';
-import { SqliteContainerStore } from './sqlite-containers.js';
+import type { ExecutionFactory } from '../handler.js';
+import { HARD_KILL_GRACE_MS } from '../../sandbox/box.js';
+import { BoxPool } from '../../sandbox/pool.js';
+import { preflight, type PreflightResult } from '../../sandbox/preflight.js';
+import { prepareRuntime } from '../../sandbox/runtime.js';
+import { PostgresResponseStore } from '../../store/postgres.js';
+import type { ResponseStore } from '../../store/store.js';
+import { codeInterpreterExecutionFactory } from './execution.js';
+import type { CodeInterpreterConfig } from '../../containers/config.js';
+import { PostgresContainerStore } from '../../containers/postgres-containers.js';
+import { ContainerService, type FileSource } from '../../containers/service.js';
+import { SqliteContainerStore } from '../../containers/sqlite-containers.js';
 
 export interface CodeInterpreter {
   service: ContainerService;
