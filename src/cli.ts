@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'keys') return keysCommand(rest);
   if (command === 'codex' || command === 'claude') {
     // the agent's exit status is ours; the in-process gateway has stopped by then
-    process.exit(await runLauncher(command, rest));
+    process.exit(await runLauncher(command, rest, startGateway));
   }
   if (command === 'simulate') {
     const { values } = parseArgs({ args: rest, options: { port: { type: 'string' }, host: { type: 'string' }, 'max-model-len': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });

@@ -7,7 +7,7 @@ import { codexLaunch, type AgentLaunch } from './codex.js';
 import { LAUNCHER_OPTIONS, splitArguments } from './arguments.js';
 import { runChild } from './child-process.js';
 import { findExecutable } from './executable.js';
-import { openGatewaySession } from './gateway-session.js';
+import { openGatewaySession, type StartGateway } from './gateway-session.js';
 
 export type Agent = 'codex' | 'claude';
 
@@ -35,7 +35,7 @@ The ${agent} executable comes from PATH (or $${AGENTS[agent].override}). Exit st
  * through arguments and environment only, run in the foreground; the gateway stops when the agent
  * exits, and the agent's exit status is returned.
  */
-export async function runLauncher(agent: Agent, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runLauncher(agent: Agent, argv: string[], startGateway: StartGateway, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values, rest } = splitArguments(argv, { ...serveOptions(), ...LAUNCHER_OPTIONS });
   if (values.help) {
     console.log(launcherUsage(agent));
@@ -50,7 +50,7 @@ export async function runLauncher(agent: Agent, argv: string[], env: NodeJS.Proc
   const folder = mkdtempSync(join(tmpdir(), `switchyard-${agent}-`));
   let session: Awaited<ReturnType<typeof openGatewaySession>> | undefined;
   try {
-    session = await openGatewaySession(values, env);
+    session = await openGatewaySession(values, env, startGateway);
     const model = values.model as string | undefined;
     const launch: AgentLaunch = agent === 'codex' ? await codexLaunch(session, executable, { model, folder, env }) : await claudeLaunch(session, { model, env });
     if (session.logFile) console.error(`switchyard: gateway at ${session.url} (model ${launch.model}; log: ${session.logFile})`);

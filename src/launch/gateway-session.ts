@@ -1,9 +1,11 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { startGateway } from '../app.js';
 import { flagOverrides } from '../config/cli-flags.js';
 import { ConfigError, loadConfig, readConfigFile, type Config, type DeepPartial } from '../config/config.js';
+
+/** Starts the gateway (the composition root's `startGateway`, handed in by the CLI). */
+export type StartGateway = (options: { config: Config; logger: pino.Logger }) => Promise<{ url: string; port: number; close(): Promise<void> }>;
 
 /** A gateway the agent talks to: started here for the agent's lifetime, or one already running. */
 export interface GatewaySession {
@@ -23,7 +25,7 @@ export interface GatewaySession {
  * `switchyard serve`, on a free loopback port unless told otherwise, its store in the user's data
  * folder (not `./data` in the project the agent works on) and its log in a file there.
  */
-export async function openGatewaySession(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<GatewaySession> {
+export async function openGatewaySession(values: Record<string, unknown>, env: NodeJS.ProcessEnv, startGateway: StartGateway): Promise<GatewaySession> {
   const apiKey = (values['api-key'] as string | undefined) ?? (env.SWITCHYARD_API_KEY || undefined);
   const external = values.gateway as string | undefined;
   if (external !== undefined) {
