@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,17 @@ describe.skipIf(!claudeInstalled)(`switchyard claude (real Claude Code)${claudeI
     const last = requests.at(-1)!.body;
     const result = last.messages.find((m: any) => m.role === 'tool');
     expect(result.content).toContain('claude-42');
+  });
+
+  it('works with a gateway that checks keys: --api-key is the bearer token Claude Code sends', async () => {
+    const withKeys = join(root, 'keys.json');
+    writeFileSync(withKeys, JSON.stringify({ auth: { keys: [{ name: 'dev', key: 'sk-launcher-test-key-0002' }] } }));
+    const cwd = join(root, 'auth');
+    mkdirSync(cwd);
+    const script = { rounds: [{ text: 'Authenticated Claude answer.' }] };
+    const run = await runSwitchyard(['claude', '--upstream', sim.url, '--data-dir', join(root, 'data-auth'), '--config', withKeys, '--api-key', 'sk-launcher-test-key-0002', '--', '-p', `#sim ${JSON.stringify(script)}`], { cwd, env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Authenticated Claude answer.');
   });
 
   it("exits with Claude Code's own status when it fails", async () => {

@@ -208,6 +208,23 @@ describe.skipIf(!codexInstalled)(`switchyard codex (real Codex CLI)${codexInstal
     }
   });
 
+  it('works with a gateway that checks keys: --api-key reaches Codex through env_key; without it, a clear refusal', async () => {
+    const withKeys = join(root, 'keys.json');
+    writeFileSync(withKeys, JSON.stringify({ auth: { keys: [{ name: 'dev', key: 'sk-launcher-test-key-0001' }] } }));
+    const cwd = join(root, 'auth');
+    mkdirSync(cwd);
+    const script = { rounds: [{ text: 'Authenticated answer.' }] };
+    const flags = ['--upstream', sim.url, '--data-dir', join(root, 'data-auth'), '--config', withKeys];
+    const exec = ['exec', '--skip-git-repo-check', `#sim ${JSON.stringify(script)}`];
+    const run = await runSwitchyard(['codex', ...flags, '--api-key', 'sk-launcher-test-key-0001', '--', ...exec], { cwd, env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Authenticated answer.');
+
+    const refused = await runSwitchyard(['codex', ...flags, '--', ...exec], { cwd, env });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/answered GET \/v1\/models\?client=codex with 401/);
+  });
+
   it("exits with Codex's own status when Codex fails", async () => {
     const cwd = join(root, 'bad-args');
     mkdirSync(cwd);
