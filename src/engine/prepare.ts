@@ -10,13 +10,13 @@ import { APPROVAL_GATES, discoverTools, handlerForCallItem, itemWithoutCredentia
 import { ToolDeclarationError } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import type { PreparedTurn } from './types.js';
+import type { PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { offeredNames } from './round.js';
 
-import type { EngineContext, PrepareOptions } from './context.js';
+import type { EngineContext } from './context.js';
 
 /** A validated turn, ready to run (see PrepareOptions); a held conversation lease is released if it fails. */
 export async function prepareTurn(ctx: EngineContext, body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
