@@ -147,4 +147,15 @@ describe('layering (docs/architecture.md, "Layering rules")', () => {
     expect(folders.size).toBeGreaterThanOrEqual(8);
     for (const folder of folders) expect(graph.has(`${folder}/handler.ts`), folder).toBe(true);
   });
+
+  it('docs/architecture.md names only folders that exist, and every src/ folder is on its map', () => {
+    const doc = readFileSync(resolve(SRC, '../docs/architecture.md'), 'utf8');
+    const map = /## 8\. Where things live\s+```\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(map, 'the map in §8').toBeDefined();
+    const named = new Set([...map!.matchAll(/(?:^|\s)((?:tools\/)?[a-z][a-z-]*\/)(?=\s|$)/gm)].map((m) => m[1].slice(0, -1)).filter((f) => !['src', 'test', 'bench'].includes(f)));
+    expect(named.size).toBeGreaterThan(20);
+    expect([...named].filter((folder) => !statSync(join(SRC, folder), { throwIfNoEntry: false })?.isDirectory())).toEqual([]);
+    const folders = new Set([...graph.keys()].map((file) => file.split('/')).filter((parts) => parts.length > 1).map((parts) => (parts[0] === 'tools' && parts.length > 2 ? `tools/${parts[1]}` : parts[0])));
+    expect([...folders].filter((folder) => !named.has(folder)).sort()).toEqual([]);
+  });
 });
