@@ -58,6 +58,14 @@ describe.each([
     expect((await stores.responses.findItem('msg_t4', 'alice'))?.id).toBe('msg_t4');
   });
 
+  it("gateway call records are the tenant's: another tenant can neither read nor overwrite them", async () => {
+    const record = { itemId: 'ws_t1', callId: 'call_1', name: 'web_search', arguments: '{}', output: 'what alice saw' };
+    await stores.responses.saveCallRecords('resp_t5', [record], 'alice');
+    expect(await stores.responses.callRecords(['ws_t1'], 'bob')).toEqual([]);
+    await stores.responses.saveCallRecords('resp_t6', [{ ...record, output: 'bob wrote this' }], 'bob');
+    expect(await stores.responses.callRecords(['ws_t1'], 'alice')).toEqual([record]);
+  });
+
   it('conversations know their owner', async () => {
     const mine = await stores.conversations.create({}, [], 'alice');
     const legacy = await stores.conversations.create({}, []);

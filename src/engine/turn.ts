@@ -153,7 +153,7 @@ export class Engine {
     // one pass over history and input: an approval request (history) pairs with its answer (input);
     // a compaction item stands for everything before it
     const effective = applyCompactions([...history, ...inputItems]);
-    conversation.push(...toModelItems(effective, registry, await this.callRecordsFor(effective, heldRecords)));
+    conversation.push(...toModelItems(effective, registry, await this.callRecordsFor(effective, heldRecords, tenant)));
 
     const turn: PreparedTurn = {
       tenant,
@@ -425,10 +425,10 @@ export class Engine {
   }
 
   /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
-  private async callRecordsFor(items: readonly JsonObject[], held: readonly GatewayCallRecord[]): Promise<Map<string, GatewayCallRecord>> {
+  private async callRecordsFor(items: readonly JsonObject[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
     const records = new Map(held.map((record) => [record.itemId, record]));
     const wanted = items.filter((item) => typeof item.id === 'string' && !records.has(item.id) && handlerForCallItem(String(item.type))).map((item) => item.id as string);
-    if (wanted.length > 0) for (const record of await this.store.callRecords(wanted)) records.set(record.itemId, record);
+    if (wanted.length > 0) for (const record of await this.store.callRecords(wanted, tenant)) records.set(record.itemId, record);
     return records;
   }
 
@@ -448,7 +448,7 @@ export class Engine {
       if (terminal) settlement.events = [...(await turn.hooks!.unloggedEvents!()), terminal];
     }
     // kept wherever the turn's items are kept (stored response, conversation), never elsewhere
-    if (turn.callRecords.length > 0 && (settlement.record || settlement.conversation)) settlement.callRecords = { responseId: response.id, records: turn.callRecords };
+    if (turn.callRecords.length > 0 && (settlement.record || settlement.conversation)) settlement.callRecords = { responseId: response.id, records: turn.callRecords, owner: turn.tenant };
     if (settlement.record === undefined && settlement.conversation === undefined) return 'ok';
     try {
       const outcome = await this.store.settle(settlement);
