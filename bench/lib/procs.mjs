@@ -82,7 +82,7 @@ export async function startSimulatorChild() {
     lastRequests(n) {
       const id = ++nextId;
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('simulator requests timed out')), 5000);
+        const timer = setTimeout(() => reject(new Error('simulator requests timed out')), 30_000);
         child.on('message', function onMsg(msg) {
           if (msg?.id === id) {
             clearTimeout(timer);

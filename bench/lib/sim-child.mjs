@@ -12,7 +12,7 @@ process.on('message', (msg) => {
   } else if (msg?.cmd === 'requests') {
     // the bodies of the last `n` requests (the exact upstream requests a gateway sent), then
     // the log is emptied so load runs do not grow the simulator's memory without bound
-    process.send?.({ id: msg.id, bodies: sim.requests.slice(-msg.n).map((r) => r.body) });
+    process.send?.({ id: msg.id, bodies: msg.n > 0 ? sim.requests.slice(-msg.n).map((r) => r.body) : [] });
     sim.requests.length = 0;
   }
 });
