@@ -97,8 +97,8 @@ export async function startSimulatorChild() {
 }
 
 /** `node dist/cli.js serve …` as a child; resolves once GET /health answers 200. */
-export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {} }) {
-  const args = ['dist/cli.js', 'serve', '--port', String(port), '--host', '127.0.0.1', '--upstream', upstream, '--data-dir', dataDir];
+export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = [] }) {
+  const args = [...nodeArgs, 'dist/cli.js', 'serve', '--port', String(port), '--host', '127.0.0.1', '--upstream', upstream, '--data-dir', dataDir];
   if (configFile) args.push('--config', configFile);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
