@@ -1,6 +1,7 @@
 import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
+import { callIdOf } from '../replay.js';
 import { optionalObject, optionalString } from '../validate.js';
 
 export interface ToolSearchDeclaration {
@@ -27,6 +28,16 @@ const DEFAULT_PARAMETERS = {
 export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
   types: ['tool_search'],
   owner: 'client',
+  // a client search is the model's call of the tool_search function; its output tells what loaded
+  replayItemTypes: ['tool_search_call', 'tool_search_output'],
+  replay(item) {
+    if (item.type === 'tool_search_call') {
+      return [{ type: 'function_call', callId: callIdOf(item), name: TOOL_SEARCH_NAME, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) }];
+    }
+    const tools = Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [];
+    const names = tools.map((t) => (t.type === 'namespace' ? `${String(t.name)} (namespace)` : String(t.name ?? t.type)));
+    return [{ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' }];
+  },
   parse(raw, param) {
     const execution = raw.execution ?? 'server';
     if (execution !== 'client' && execution !== 'server') {
