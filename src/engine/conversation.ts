@@ -6,6 +6,7 @@ import { compactionToModelItem } from './compaction.js';
 import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
 import { flattenedName } from '../tools/handlers/namespace.js';
 import { TOOL_SEARCH_NAME } from '../tools/handlers/tool-search.js';
+import { replaySearchResult } from '../toolsearch/loaded.js';
 import type { GatewayCallRecord } from '../store/store.js';
 import type { DiscoverContext, ToolHandler } from '../tools/handler.js';
 import { discoverTools, handlerForCallItem, parseTools, type ToolRegistry } from '../tools/registry.js';
@@ -74,6 +75,11 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
         out.push({ type: 'function_call', callId: callIdOf(item), name: TOOL_SEARCH_NAME, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) });
         break;
       case 'tool_search_output': {
+        if (item.execution === 'server') {
+          // what the hosted search told the model, rebuilt from the tools it loaded
+          out.push({ type: 'function_call_output', callId: callIdOf(item), output: replaySearchResult(item, registry) });
+          break;
+        }
         const tools = Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [];
         const names = tools.map((t) => (t.type === 'namespace' ? `${String(t.name)} (namespace)` : String(t.name ?? t.type)));
         out.push({ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' });
@@ -138,7 +144,8 @@ function unavailableResult(itemType: string): string {
 export async function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DiscoverContext): Promise<Item[]> {
   const discovered: Item[] = [];
   for (const [i, item] of items.entries()) {
-    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) continue;
+    // a hosted search's output names tools the request declares (markSearchedTools), not new ones
+    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools) || item.execution === 'server') continue;
     const param = `input[${i}].tools`;
     try {
       const parsed = parseTools(item.tools, param);

@@ -17,6 +17,7 @@ import { CitationBook } from './citations.js';
 import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
+import { markSearchedTools } from '../toolsearch/loaded.js';
 import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
@@ -107,6 +108,8 @@ export interface PreparedTurn {
   conversation: ModelItem[];
   base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
   tools: ModelRequest['tools'];
+  /** Later rounds declare what the registry shows then (tools a hosted search loaded, mode `declare`); false for a chosen subset. */
+  toolsFollowRegistry?: boolean;
   toolChoice: ModelRequest['toolChoice'];
   /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
   preludeItems: Item[];
@@ -199,7 +202,8 @@ export class Engine {
     const inputItems = inputWithCredentials.map(itemWithoutCredentials);
     checkOutputsPaired(history, inputItems);
 
-    const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
+    // servers a client's search loads count; a hosted search's output only names declared ones
+    const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
     const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
     if (mcpCount > this.options.maxMcpServersPerRequest) {
       throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${this.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
@@ -208,11 +212,12 @@ export class Engine {
     let registry: ToolRegistry;
     let choice;
     let preludeItems: Item[];
-    const declare = { ...this.declare, request: { include: request.include, priorItems: [...history, ...inputItems] } };
+    const declare = { ...this.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems] } };
     try {
       const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
       preludeItems = await discoverTools(request.tools, discover);
       registry = registerTools(request.tools, declare);
+      markSearchedTools([...history, ...inputItems], registry);
       preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
       choice = resolveToolChoice(request.toolChoice, registry);
     } catch (err) {
@@ -244,6 +249,7 @@ export class Engine {
         ...responseFormatOf(request.text),
       },
       tools: choice.functions,
+      toolsFollowRegistry: choice.restricted !== true,
       toolChoice: choice.toolChoice,
       preludeItems,
       approvedCalls: [],
@@ -346,19 +352,22 @@ export class Engine {
     for (let round = 0; ; round++) {
       const roundStart = performance.now();
       turn.roundsRun = round + 1;
+      const tools = round > 0 && turn.toolsFollowRegistry ? turn.registry.visibleFunctions() : turn.tools;
       const request: ModelRequest = {
         ...turn.base,
         items: conversation,
-        tools: turn.tools,
+        tools,
         // a forced choice applies to the first round only, or the loop would force it forever
-        toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : turn.tools.length > 0 ? 'auto' : undefined,
+        toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
       };
       // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
       const batches = await this.upstream.open(request, signal);
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
-      const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice));
+      // loaded deferred tools are callable though not declared (mode `result`), unless the client narrowed the choice
+      const deferredCallable = request.toolChoice !== 'none' && turn.toolsFollowRegistry === true;
+      const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), deferredCallable);
       try {
         for await (const batch of batches) {
           for (const event of batch) {

@@ -1,11 +1,15 @@
 import type { McpService } from '../mcp/service.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
+import type { ToolSearchSettings } from '../toolsearch/settings.js';
+import type { ParsedTool, ToolRegistry } from './registry.js';
 import type { GatewayExecution, InputCheckPolicy, RegistryEntry } from './types.js';
 
 /** What an execution side may know of the request it serves. */
 export interface RequestContext {
   /** The request's `include` list (e.g. `web_search_call.action.sources`). */
   include: readonly string[];
+  /** The model the request names (per-model settings such as tool_search's deferral mode). */
+  model?: string;
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
   priorItems?: readonly JsonObject[];
 }
@@ -22,6 +26,8 @@ export interface DeclareContext {
   mcp?: McpService;
   /** How custom-tool inputs that fail their grammar are handled (config `tools.grammar`; default retry). */
   grammar?: GrammarSettings;
+  /** Hosted tool_search (config `tools.toolSearch`); absent = the defaults. */
+  toolSearch?: ToolSearchSettings;
 }
 
 export interface GrammarSettings {
@@ -57,6 +63,11 @@ export interface ToolHandler<D = JsonObject> {
   discover?(declaration: D, param: string, ctx: DiscoverContext): Promise<Discovered<D>>;
   /** The model-visible functions for this declaration (none = omitted from the model). */
   normalize(declaration: D, param: string, ctx: DeclareContext): RegistryEntry[];
+  /**
+   * Stage 5 (optional): once every declaration is registered, serve the set as a whole (hosted
+   * tool_search indexes the deferred tools and loads them into `registry`).
+   */
+  complete?(declaration: D, ctx: CompleteContext): void;
   /** Gateway types: the public item types their calls are projected into (`web_search_call`). */
   readonly callItemTypes?: readonly string[];
   /**
@@ -64,6 +75,15 @@ export interface ToolHandler<D = JsonObject> {
    * gateway no longer holds the call's model-facing record. Without `output` the result is gone.
    */
   replayCall?(item: JsonObject): ReplayedCall;
+}
+
+/** What stage 5 sees: the registry built from the request's declarations, and the declarations themselves. */
+export interface CompleteContext {
+  registry: ToolRegistry;
+  parsed: readonly ParsedTool[];
+  /** Where this declaration is (`tools[2]`). */
+  param: string;
+  declare: DeclareContext;
 }
 
 /** A gateway call rebuilt from its public item (see `ToolHandler.replayCall`). */

@@ -2,11 +2,15 @@ import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { optionalObject, optionalString } from '../validate.js';
+import { HostedToolSearch, toolSearchFunction } from '../../toolsearch/hosted-search.js';
+import { DEFAULT_TOOL_SEARCH_SETTINGS, deferralModeFor } from '../../toolsearch/settings.js';
 
 export interface ToolSearchDeclaration {
   execution: 'client' | 'server';
   description?: string;
   parameters?: JsonObject;
+  /** Server execution: this request's search, once normalized. */
+  hosted?: HostedToolSearch;
 }
 
 /** The model-visible name of the tool-search function. */
@@ -22,7 +26,8 @@ const DEFAULT_PARAMETERS = {
 /**
  * `tool_search`: with `execution: "client"` the client runs the search — calls come back as
  * `tool_search_call` and the client answers with `tool_search_output`, whose tools then become
- * visible. Server execution needs a gateway executor (omitted when none is configured).
+ * visible. With `execution: "server"` (the default) the gateway runs it (src/toolsearch/): the
+ * model sees a compact index of the deferred tools and loads them by path or BM25 query.
  */
 export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
   types: ['tool_search'],
@@ -35,19 +40,30 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
     return { execution, description: optionalString(raw, 'description', param), parameters: optionalObject(raw, 'parameters', param) };
   },
   normalize(decl, param, ctx): RegistryEntry[] {
-    const fn = {
-      name: TOOL_SEARCH_NAME,
-      description: decl.description ?? 'Search for tools that are not loaded yet; matching tools become available on the next step.',
-      parameters: decl.parameters ?? DEFAULT_PARAMETERS,
-    };
     if (decl.execution === 'client') {
+      const fn = {
+        name: TOOL_SEARCH_NAME,
+        description: decl.description ?? 'Search for tools that are not loaded yet; matching tools become available on the next step.',
+        parameters: decl.parameters ?? DEFAULT_PARAMETERS,
+      };
       return [{ modelName: TOOL_SEARCH_NAME, fn, shape: 'tool_search', identity: { type: 'tool_search', name: TOOL_SEARCH_NAME }, owner: 'client', declaredAt: param }];
     }
-    const execution = ctx.executionFor('tool_search', decl as unknown as JsonObject, ctx.request);
-    if (!execution) {
-      ctx.logOnce('tool_search', 'tool_search (server execution) omitted from the model: no executor configured');
-      return [];
+    const settings = ctx.toolSearch ?? DEFAULT_TOOL_SEARCH_SETTINGS;
+    const mode = deferralModeFor(settings, ctx.request?.model);
+    // eager: nothing stays deferred (stage 5), so there is nothing to search
+    if (mode === 'eager') return [];
+    const search = new HostedToolSearch(settings, mode, toolSearchFunction(settings.maxLimit));
+    decl.hosted = search;
+    return [{ modelName: TOOL_SEARCH_NAME, fn: search.fn, shape: 'gateway', identity: { type: 'tool_search', name: TOOL_SEARCH_NAME }, owner: 'gateway', execution: search, declaredAt: param }];
+  },
+  complete(decl, { registry, parsed, declare }) {
+    if (decl.execution !== 'server') return;
+    if (decl.hosted) {
+      decl.hosted.attach(registry, parsed);
+      return;
     }
-    return [{ modelName: TOOL_SEARCH_NAME, fn, shape: 'gateway', identity: { type: 'tool_search', name: TOOL_SEARCH_NAME }, owner: 'gateway', execution, declaredAt: param }];
+    if (deferralModeFor(declare.toolSearch ?? DEFAULT_TOOL_SEARCH_SETTINGS, declare.request?.model) === 'eager') {
+      for (const entry of registry.all()) if (entry.deferred) registry.markLoaded(entry.modelName);
+    }
   },
 };
