@@ -267,7 +267,7 @@ export class Engine {
       }
     }
     // approvals are checked here and used up when the turn runs (useApprovals)
-    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, offeredNames(choice.functions, choice.toolChoice));
+    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, withLoadedTools(offeredNames(choice.functions, choice.toolChoice), registry, turn));
     return turn;
   }
 
@@ -611,6 +611,14 @@ function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmi
     done: (outputIndex, item) => acc.doneItem(outputIndex, item),
     newId,
   };
+}
+
+/** Offered names plus the loaded deferred tools, which are callable though not declared (tool_search mode `result`). */
+function withLoadedTools(offered: ReadonlySet<string>, registry: ToolRegistry, turn: PreparedTurn): ReadonlySet<string> {
+  if (!turn.toolsFollowRegistry || turn.toolChoice === 'none') return offered;
+  const names = new Set(offered);
+  for (const entry of registry.all()) if (entry.deferred && registry.isVisible(entry)) names.add(entry.modelName);
+  return names;
 }
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */
