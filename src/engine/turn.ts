@@ -6,7 +6,7 @@ import type { ConversationStore } from '../store/conversations.js';
 import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse, StreamEvent } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
-import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
+import { ToolDeclarationError, type ItemEmitter, type RegistryEntry } from '../tools/types.js';
 import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
@@ -18,6 +18,7 @@ import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompac
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { markSearchedTools } from '../toolsearch/loaded.js';
+import { constrainedRequest, forcedGrammarTool, replyAsCall } from './constrained-call.js';
 import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
@@ -360,8 +361,12 @@ export class Engine {
         // a forced choice applies to the first round only, or the loop would force it forever
         toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
       };
+      // a forced custom tool with a grammar: its input decoded under the grammar, where the upstream can
+      const constrained = round === 0 ? await this.constrainedTool(turn, request, signal) : undefined;
       // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
-      const batches = await this.upstream.open(request, signal);
+      const batches = constrained
+        ? replyAsCall(await this.upstream.open(constrainedRequest(request, constrained), signal), constrained)
+        : await this.upstream.open(request, signal);
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
@@ -433,6 +438,13 @@ export class Engine {
           return this.finish(acc, turn, { status: 'completed' });
       }
     }
+  }
+
+  /** The forced custom tool whose input this round decodes under its grammar, if the upstream supports it. */
+  private async constrainedTool(turn: PreparedTurn, request: ModelRequest, signal: AbortSignal): Promise<RegistryEntry | undefined> {
+    const entry = forcedGrammarTool(request.toolChoice, turn.registry);
+    if (!entry || !this.upstream.grammarSupport) return undefined;
+    return (await this.upstream.grammarSupport(request.model, signal)) ? entry : undefined;
   }
 
   /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */

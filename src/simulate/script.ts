@@ -8,6 +8,8 @@
 // responses-stream.ts turn a plan into wire chunks; server.ts owns sockets, timers and the
 // `fail_times` counters.
 
+import { constrainedText, type SimGrammar } from './grammar-output.js';
+
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 export type ToolCallStyle = 'vllm' | 'whole' | 'interleaved';
 export type ReasoningField = 'reasoning' | 'reasoning_content';
@@ -81,6 +83,8 @@ export interface SimRequest {
   maxTokens: number | null;
   /** Stop strings (Chat Completions `stop`): the output ends before the first one it would contain. */
   stop: string[];
+  /** vLLM `structured_outputs` `grammar` (Lark) or `regex`: the whole output matches it. */
+  grammar: SimGrammar | null;
 }
 
 export interface PlannedToolCall {
@@ -198,6 +202,14 @@ function responseFormatOf(rf: unknown): SimResponseFormat {
   return null;
 }
 
+/** vLLM's `structured_outputs: {grammar}` or `{regex}` (the `guided_*` fields it replaced are ignored, as vLLM ≥ 0.12 does). */
+function structuredOutputsGrammar(value: unknown): SimGrammar | null {
+  if (!isObj(value)) return null;
+  if (typeof value.grammar === 'string') return { syntax: 'lark', definition: value.grammar };
+  if (typeof value.regex === 'string') return { syntax: 'regex', definition: value.regex };
+  return null;
+}
+
 /** Normalises a `/v1/chat/completions` body, or returns an error message (→ 400). */
 export function chatRequestToSim(body: Json, defaultModel: string): SimRequest | string {
   if (!isObj(body)) return 'Request body must be a JSON object';
@@ -219,6 +231,7 @@ export function chatRequestToSim(body: Json, defaultModel: string): SimRequest |
     reasoningEffort: typeof body.reasoning_effort === 'string' ? body.reasoning_effort : null,
     maxTokens: positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens),
     stop: typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s: unknown): s is string => typeof s === 'string' && s.length > 0) : [],
+    grammar: structuredOutputsGrammar(body.structured_outputs),
   };
 }
 
@@ -279,6 +292,7 @@ export function responsesRequestToSim(body: Json, defaultModel: string): SimRequ
     reasoningEffort: typeof reasoning.effort === 'string' ? reasoning.effort : null,
     maxTokens: positiveInt(body.max_output_tokens),
     stop: [],
+    grammar: structuredOutputsGrammar(body.structured_outputs),
   };
 }
 
@@ -630,6 +644,12 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
   }
 
   const content = step && hasContent(step) ? scriptedContent(step) : defaultContent(req);
+  if (req.grammar && !failure) {
+    // decoding under a grammar: the answer is text that matches it, never a tool call
+    const constrained = constrainedText(req.grammar, content.text);
+    if ('error' in constrained) failure = { status: 400, type: 'BadRequestError', message: constrained.error, failTimes: null, key: '' };
+    else Object.assign(content, { text: constrained.text, refusal: null, calls: [] });
+  }
   const split = splitters(step);
   let reasoning = split.prose(content.reasoning);
   let text = content.text === null ? [] : split.prose(content.text);

@@ -1,4 +1,4 @@
-import type { ModelFunction } from '../protocol/model.js';
+import type { ModelFunction, ModelGrammar } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 
 /** How a registered model-visible function is returned or executed. */
@@ -29,6 +29,8 @@ export interface RegistryEntry {
   deferred?: boolean;
   /** Client-owned entries whose input must fit a declared format (custom tools with a grammar). */
   inputCheck?: InputCheck;
+  /** The grammar the input can be decoded under (custom tools whose grammar the gateway can check). */
+  grammar?: ModelGrammar;
 }
 
 /** What happens to a client call whose input does not fit its declared format. */

@@ -114,6 +114,7 @@ export function customEntry(decl: CustomDeclaration, modelName: string, param: s
     declaredAt: param,
     deferred: decl.deferred,
     ...(inputCheck ? { inputCheck } : {}),
+    ...(decl.checker && decl.format.type === 'grammar' ? { grammar: { syntax: decl.format.syntax, definition: decl.format.definition } } : {}),
   };
 }
 
