@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MCP_CONFIG } from '../src/mcp/service.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { startFaultServer, type FaultServer } from './helpers/mcp-servers.js';
+import { Bm25Index, terms } from '../src/toolsearch/bm25.js';
 import { checkStreamInvariants, validateStreamEvent } from './helpers/spec.js';
 
 // issue 13: hosted tool_search (execution "server") for self-hosted models.
@@ -41,8 +42,12 @@ function checkEvents(events: any[]): void {
   for (const event of events) {
     const itemType = event.item?.type;
     if (itemType === 'tool_search_call' || itemType === 'tool_search_output') continue;
-    if (event.response) continue; // the Response echoes namespace / tool_search declarations the spec's Tool union lacks
-    expect(validateStreamEvent(event)).toEqual([]);
+    // the Response echoes namespace / tool_search declarations the spec's Tool union (functions only)
+    // lacks, and holds the tool-search items: validated without those
+    const checked = event.response
+      ? { ...event, response: { ...event.response, tools: [], output: event.response.output.filter((i: any) => !i.type.startsWith('tool_search')) } }
+      : event;
+    expect(validateStreamEvent(checked)).toEqual([]);
   }
   // only output_item.added/done for tool-search items: no event type of their own (the SDK would choke on one)
   const searchIds = new Set(events.filter((e) => e.item?.type?.startsWith('tool_search')).map((e) => e.item.id));
@@ -152,6 +157,15 @@ describe('hosted tool_search: 200 deferred functions in 5 namespaces (openai SDK
     const assistantCalls = seen.messages.filter((m: any) => m.role === 'assistant').flatMap((m: any) => m.tool_calls ?? []);
     expect(assistantCalls.map((c: any) => c.function.name)).toEqual(['tool_search', 'calendar__create_event']);
     expect(JSON.parse(assistantCalls[0].function.arguments)).toEqual({ query: 'create a calendar event', limit: 3 });
+  });
+
+  it('in a conversation, loaded tools stay callable on the next turn', async () => {
+    const conversation = await client.conversations.create({});
+    await streamed({ conversation: conversation.id, input: scripted({ rounds: [{ tool_calls: [{ name: 'tool_search', arguments: { query: 'scale cluster' } }] }, { text: 'loaded' }] }) });
+    const next = await streamed({ conversation: conversation.id, input: [{ role: 'user', content: scripted({ rounds: [{ tool_calls: [{ name: 'devops__scale_cluster', arguments: { cluster_id: 'c1' } }] }] }, 'scale') }] });
+    expect(next.response.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'scale_cluster', namespace: 'devops' })]);
+    expect(next.upstream[0].tools.map((t: any) => t.function.name)).toEqual(['tool_search', 'get_time']);
+    expect(next.upstream[0].messages.find((m: any) => m.role === 'tool').content).toContain('## devops__scale_cluster');
   });
 
   it('store: false with the output echoed back keeps the loaded tools callable', async () => {
@@ -283,5 +297,21 @@ describe('hosted tool_search: deferred MCP tools', () => {
     expect(next.output.map((i: any) => i.type)).toEqual(['mcp_call', 'message']);
     expect(next.output[0]).toMatchObject({ name: 'echo', error: null });
     expect(tg.simulator.requests[before2].body.tools.map((t: any) => t.function.name)).toEqual(['tool_search']);
+  });
+});
+
+describe('BM25 over tool documents', () => {
+  it('splits identifiers (snake_case, camelCase, dotted) into terms', () => {
+    expect(terms('crm.findLead create_event HTTPServer')).toEqual(['crm', 'find', 'lead', 'create', 'event', 'httpserver']);
+  });
+
+  it('ranks by rare terms: a parameter name only one tool has finds it first', () => {
+    const index = new Bm25Index<string>();
+    index.add('a', 'send_email Send an email to someone recipient subject body');
+    index.add('b', 'send_sms Send a text message phone_number body');
+    index.add('c', 'list_inbox List messages in the inbox folder');
+    expect(index.search('phone number').map((h) => h.value)).toEqual(['b']);
+    expect(index.search('send message')[0].value).toBe('b');
+    expect(index.search('unrelated words')).toEqual([]);
   });
 });
