@@ -5,8 +5,12 @@ import type { UpstreamTransport } from './http.js';
 /** The probe could not get an answer (connection, 5xx, timeout): not a verdict, asked again later. */
 export const PROBE_FAILED = Symbol('probe failed');
 
-/** A grammar whose only sentence no model would say unprompted: an answer of exactly this proves decoding under it. */
-const PROBE_GRAMMAR = { syntax: 'lark', definition: 'start: "zq" DIGIT DIGIT "x"\n%import common.DIGIT' } as const;
+/**
+ * A grammar whose sentences no model would say unprompted: an answer of exactly this form proves
+ * decoding under it. Plain rules and strings only (no `%import`, no regex), so every grammar
+ * backend reads it (vLLM converts Lark to EBNF for xgrammar).
+ */
+const PROBE_GRAMMAR = { syntax: 'lark', definition: 'start: "zq" digit digit "x"\ndigit: "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9"' } as const;
 const PROBE_ANSWER = /^zq\d\dx$/;
 const PROBE_TIMEOUT_MS = 30_000;
 
