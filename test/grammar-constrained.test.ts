@@ -104,6 +104,17 @@ describe('constrained generation for forced custom tools (openai SDK)', () => {
     expect(round.messages.find((m: any) => m.role === 'assistant').tool_calls[0].function).toEqual({ name: 'apply_patch', arguments: JSON.stringify({ input: GOOD }) });
   });
 
+  it('a grammar the upstream refuses (4xx) falls back to the usual forced call, checked as ever', async () => {
+    const before = simulator.requests.length;
+    const response = await stream({ tools: [APPLY_PATCH], tool_choice: FORCE, input: scripted({ rounds: [{ status: 400, error: 'grammar not supported by xgrammar', fail_times: 1, tool_calls: [{ name: 'apply_patch', arguments: { input: GOOD } }] }] }) });
+    expect(response.status).toBe('completed');
+    expect(response.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', input: GOOD })]);
+    const [refused, plain] = simulator.requests.slice(before).map((r) => r.body);
+    expect(refused.structured_outputs).toBeDefined();
+    expect(plain.structured_outputs).toBeUndefined();
+    expect(plain.tool_choice).toEqual({ type: 'function', function: { name: 'apply_patch' } });
+  });
+
   it('a regex format is sent as structured_outputs.regex', async () => {
     const tool = { type: 'custom', name: 'ticket', description: 'A ticket id', format: { type: 'grammar', syntax: 'regex', definition: '[A-Z]{3}-[0-9]{2,4}' } };
     const before = simulator.requests.length;

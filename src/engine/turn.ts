@@ -364,9 +364,7 @@ export class Engine {
       // a forced custom tool with a grammar: its input decoded under the grammar, where the upstream can
       const constrained = round === 0 ? await this.constrainedTool(turn, request, signal) : undefined;
       // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
-      const batches = constrained
-        ? replyAsCall(await this.upstream.open(constrainedRequest(request, constrained), signal), constrained)
-        : await this.upstream.open(request, signal);
+      const batches = constrained ? await this.openConstrained(request, constrained, signal) : await this.upstream.open(request, signal);
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
@@ -445,6 +443,21 @@ export class Engine {
     const entry = forcedGrammarTool(request.toolChoice, turn.registry);
     if (!entry || !this.upstream.grammarSupport) return undefined;
     return (await this.upstream.grammarSupport(request.model, signal)) ? entry : undefined;
+  }
+
+  /**
+   * The round decoded under the forced tool's grammar. A server that supports grammars but refuses
+   * this one (a 4xx: e.g. a backend that cannot read some Lark feature) gets the usual request
+   * instead: the input is then checked, as without constrained decoding.
+   */
+  private async openConstrained(request: ModelRequest, entry: RegistryEntry, signal: AbortSignal) {
+    try {
+      return replyAsCall(await this.upstream.open(constrainedRequest(request, entry), signal), entry);
+    } catch (err) {
+      if (signal.aborted || !(err instanceof GatewayError) || err.status < 400 || err.status >= 500) throw err;
+      this.log.warn({ tool: entry.identity.name, message: err.message }, 'the upstream refused the grammar of a forced custom tool: sent without it');
+      return this.upstream.open(request, signal);
+    }
   }
 
   /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
