@@ -298,6 +298,27 @@ describe('hosted tool_search: deferred MCP tools', () => {
     expect(next.output[0]).toMatchObject({ name: 'echo', error: null });
     expect(tg.simulator.requests[before2].body.tools.map((t: any) => t.function.name)).toEqual(['tool_search']);
   });
+
+  it('a loaded deferred MCP tool that needs approval: requested, then run on the next turn when approved', async () => {
+    const server = { type: 'mcp', server_label: 'faults', server_url: fault.url, require_approval: 'always', defer_loading: true };
+    const first = await client.responses.create({
+      model: 'm',
+      tools: [{ type: 'tool_search' }, server],
+      input: scripted({ rounds: [{ tool_calls: [{ name: 'tool_search', arguments: { paths: ['faults.echo'] } }] }, { tool_calls: [{ name: 'mcp__faults__echo', arguments: { message: 'ok?' } }] }, { text: 'done' }] }),
+    } as any);
+    const request = first.output.find((i: any) => i.type === 'mcp_approval_request') as any;
+    expect(request).toMatchObject({ name: 'echo', server_label: 'faults' });
+    const calls = fault.stats.calls.echo ?? 0;
+    const next = await client.responses.create({
+      model: 'm',
+      previous_response_id: first.id,
+      tools: [{ type: 'tool_search' }, server],
+      input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+    } as any);
+    expect(next.output.map((i: any) => i.type)).toEqual(['mcp_call', 'message']);
+    expect(next.output[0]).toMatchObject({ name: 'echo', error: null, approval_request_id: request.id });
+    expect(fault.stats.calls.echo).toBe(calls + 1);
+  });
 });
 
 describe('BM25 over tool documents', () => {
