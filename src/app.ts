@@ -15,29 +15,32 @@ import { GatewayMetrics } from './observability/metrics.js';
 import { Tracing } from './observability/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { attachResponsesWebSocket } from './http/websocket.js';
-import type { JsonObject } from './protocol/responses.js';
 import { McpService } from './mcp/service.js';
 import { createImageUrlHandler } from './net/image-inline.js';
-import { setUpWebSearch } from './search/setup.js';
-import { setUpCodeInterpreter } from './containers/setup.js';
+import { setUpWebSearch } from './tools/web-search/setup.js';
+import { setUpCodeInterpreter } from './tools/code-interpreter/setup.js';
 import { containerRoutes } from './http/containers-routes.js';
-import { setUpFileSearch } from './retrieval/setup.js';
+import { setUpFileSearch } from './tools/file-search/setup.js';
 import { startSimulator, type Simulator } from './simulate/server.js';
 import { openStores } from './store/open-stores.js';
+import { RetentionSweeper } from './store/retention.js';
+import { KeyRing } from './auth/key-ring.js';
+import { openKeyStore } from './auth/open-key-store.js';
+import { Limiter } from './http/limiter.js';
+import { StartupError } from './config/startup-errors.js';
+import { parseDuration } from './util/duration.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
 import { messagesRoutes } from './http/messages-routes.js';
 import { filesRoutes } from './http/files-routes.js';
 import { vectorStoresRoutes } from './http/vector-stores-routes.js';
 import type { ResponseStore } from './store/store.js';
-import type { DeclareContext, RequestContext } from './tools/handler.js';
-import type { GatewayExecution } from './tools/types.js';
+import type { DeclareContext, ExecutionFactory } from './tools/handler.js';
 import { ChatCompletionsUpstream } from './upstream/chat-completions.js';
 import { ResponsesUpstream } from './upstream/responses.js';
 import { UpstreamRouter, type RoutedUpstream } from './upstream/router.js';
 
-/** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
-export type ExecutionFactory = (declaration: JsonObject, request: RequestContext) => GatewayExecution | undefined;
+export type { ExecutionFactory };
 
 export interface GatewayOptions {
   config: Config;
@@ -109,6 +112,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await Promise.allSettled([upstream.close(), simulator?.close()]);
     throw storeStartupError(err, config);
   }
+  // API keys: the config's and the store's (`switchyard keys create`); none at all = auth off
+  const keys = new KeyRing(config.auth.keys, await openKeyStore(stores.responses), log);
+  try {
+    await keys.start(config.auth.refreshMs);
+  } catch (err) {
+    keys.close();
+    await Promise.allSettled([stores.conversations.close(), stores.responses.close(), upstream.close(), simulator?.close()]);
+    throw storeStartupError(err, config);
+  }
+  if (!keys.enabled && !isLoopback(config.host) && !config.auth.insecureNoAuth) {
+    keys.close();
+    await Promise.allSettled([stores.conversations.close(), stores.responses.close(), upstream.close(), simulator?.close()]);
+    throw new StartupError(
+      `refusing to serve ${config.host} without API keys (anyone who can reach it could read and delete every response): add auth.keys or run 'switchyard keys create NAME', listen on 127.0.0.1, or pass --insecure-no-auth`,
+    );
+  }
+  const limiter = new Limiter({ maxConcurrentTurns: config.limits.maxConcurrentTurns, maxOpenStreams: config.limits.maxOpenStreams });
   const rawStore = options.store ?? stores.responses;
   const store = metrics ? countStoreErrors(rawStore, metrics) : rawStore;
   const conversations = metrics ? countStoreErrors(stores.conversations, metrics) : stores.conversations;
@@ -118,7 +138,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   if (metrics || debug || onTool) instrumentMcp(mcp, metrics, debug, onTool);
   const webSearch = setUpWebSearch(config.webSearch, mcp, config.tools.timeoutsMs.web_search ?? Math.max(config.webSearch.timeoutMs, config.webSearch.pageTimeoutMs) + 5_000);
   if (webSearch && !executions.web_search) executions.web_search = webSearch;
-  const fileSearch = await setUpFileSearch(config, primary.url!, log);
+  const fileSearch = await setUpFileSearch(config, upstream, log);
   if (!executions.file_search) executions.file_search = fileSearch.execution;
   const codeInterpreter = config.codeInterpreter.enabled
     ? await setUpCodeInterpreter(config.codeInterpreter, config.dataDir, stores.responses, log, {
@@ -174,6 +194,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   background = new BackgroundRunner(engine, store, log, config.background);
   background.start();
   await ownership.start();
+  // age-based pruning, when `store.retention` is set
+  const retention = config.store.retention
+    ? new RetentionSweeper(store, conversations, { maxAgeMs: parseDuration(config.store.retention)!, intervalMs: config.store.retentionSweepMs, batchSize: config.store.retentionBatch }, log)
+    : undefined;
+  retention?.start();
   const runner = background;
   // every model served: each upstream's list merged, aliases included
   const listModels = () => upstream.listModels(AbortSignal.timeout(primary.connectTimeoutMs + 5_000));
@@ -199,6 +224,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log,
     observer: new RequestObserver(log, metrics, log.isLevelEnabled('info')),
     isClosing: () => closing,
+    keys,
+    limiter,
     wrap: tracing ? tracing.run.bind(tracing) : undefined,
     health: () => ({ status: 'ok', upstream: simulator ? 'simulated' : primary.url, upstream_api: primary.api, upstreams: entries.map((e) => e.name) }),
     routes: [
@@ -215,7 +242,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ],
     listModels,
   });
-  const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes });
+  const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes, keys, limiter });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -223,7 +250,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     });
   } catch (err) {
     ownership.close();
-    await Promise.allSettled([responsesWs.close(), runner.close(), fileSearch.close(), codeInterpreter?.close(), upstream.close(), mcp.close(), stores.conversations.close(), rawStore.close(), simulator?.close()]);
+    keys.close();
+    await Promise.allSettled([retention?.close(), responsesWs.close(), runner.close(), fileSearch.close(), codeInterpreter?.close(), upstream.close(), mcp.close(), stores.conversations.close(), rawStore.close(), simulator?.close()]);
     throw listenStartupError(err, config.host, config.port);
   }
   const port = (server.address() as AddressInfo).port;
@@ -251,6 +279,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     clearTimeout(force);
     log.info({ drained: running - cut, cut, cutBackground }, 'shutdown: running turns drained or cut');
     ownership.close();
+    keys.close();
+    await retention?.close();
     await fileSearch.close();
     await upstream.close();
     await mcp.close();
@@ -288,6 +318,12 @@ function turnObserver(metrics: GatewayMetrics | undefined, tracing: Tracing | un
       metrics?.settled(response, rounds);
     },
   };
+}
+
+/** Whether `host` is reachable only from this machine. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::ffff:127.0.0.1';
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

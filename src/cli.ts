@@ -6,6 +6,7 @@ import { ConfigError, effectiveUpstreams, loadConfig, missingV1, type DeepPartia
 import { configTable, flagKeys, helpEnvironment, helpOptions, maskSecrets } from './config/describe.js';
 import { StartupError } from './config/startup-errors.js';
 import { startSimulator } from './simulate/server.js';
+import { keysCommand } from './auth/keys-command.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
@@ -19,6 +20,8 @@ Usage:
   switchyard serve [options]          run the gateway
   switchyard config check FILE        validate a config file; print the effective config (secrets masked)
   switchyard config docs              print the configuration table (README)
+  switchyard keys create NAME [--tenant T] [--rpm N] [--max-concurrent N] | list | revoke NAME
+                                      API keys in the store (see switchyard keys --help)
   switchyard simulate [--port N] [--host H]   run the built-in simulated model on its own
   switchyard --help | --version
 
@@ -70,6 +73,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'config') return configCommand(rest);
+  if (command === 'keys') return keysCommand(rest);
   if (command === 'simulate') {
     const { values } = parseArgs({ args: rest, options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
     if (values.help) return console.log(usage());

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_WEB_SEARCH_SETTINGS } from '../src/search/setup.js';
+import { DEFAULT_WEB_SEARCH_SETTINGS } from '../src/tools/web-search/setup.js';
 import { toModelItems } from '../src/engine/conversation.js';
 import { ToolRegistry } from '../src/tools/registry.js';
 import { startFakeSearchApis, type FakeSearchApis } from './helpers/fake-search-apis.js';

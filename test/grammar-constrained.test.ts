@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FormatChecker } from '../src/grammar/format-checker.js';
 import { encodeChatRequest } from '../src/protocol/chat.js';
 import { startSimulator, type Simulator } from '../src/simulate/server.js';
-import { grammarMismatches } from '../src/tools/handlers/custom.js';
+import { grammarMismatches } from '../src/tools/custom/handler.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { checkStreamInvariants } from './helpers/spec.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../src/simulate/server.js';
-import { grammarMismatches } from '../src/tools/handlers/custom.js';
+import { grammarMismatches } from '../src/tools/custom/handler.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { checkStreamInvariants } from './helpers/spec.js';
 

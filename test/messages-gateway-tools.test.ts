@@ -7,7 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MCP_CONFIG, type McpConfig } from '../src/mcp/service.js';
-import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../src/search/setup.js';
+import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../src/tools/web-search/setup.js';
 import { startFakeSearchApis, type FakeSearchApis } from './helpers/fake-search-apis.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { checkMessagesStream } from './helpers/messages-stream.js';

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MCP_CONFIG } from '../src/mcp/service.js';
-import { DEFAULT_WEB_SEARCH_SETTINGS } from '../src/search/setup.js';
+import { DEFAULT_WEB_SEARCH_SETTINGS } from '../src/tools/web-search/setup.js';
 import { startFakeSearchApis, type FakeSearchApis } from './helpers/fake-search-apis.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { startFaultServer, type FaultServer } from './helpers/mcp-servers.js';

@@ -170,14 +170,14 @@ describe.each<[string, Backend]>([
       const input = [storedUser('hello'), storedUser('nul \u0000 and ünïcödé 🚀 "quotes"')];
       await store.save({ response: first, inputItems: input });
       const got = await store.get(id);
-      expect(got).toEqual({ response: first, inputItems: input });
+      expect(got).toEqual({ response: first, inputItems: input, owner: 'default' });
       // the document comes back as written: key order (also of metadata) and a NUL in a string
       expect(Object.keys(got!.response)).toEqual(Object.keys(first));
       expect(Object.keys(got!.response.metadata)).toEqual(['zeta', 'alpha']);
 
       const done = response(id, null, 'finished \u0000');
       await store.save({ response: done, inputItems: input.slice(0, 1) });
-      expect(await store.get(id)).toEqual({ response: done, inputItems: input.slice(0, 1) });
+      expect(await store.get(id)).toEqual({ response: done, inputItems: input.slice(0, 1), owner: 'default' });
       expect(await store.get(uid('resp'))).toBeUndefined();
     });
 

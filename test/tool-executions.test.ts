@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Item, JsonObject } from '../src/protocol/responses.js';
 import { DEFAULT_MCP_CONFIG, McpService } from '../src/mcp/service.js';
-import { DEFAULT_WEB_SEARCH_SETTINGS, setUpWebSearch } from '../src/search/setup.js';
+import { DEFAULT_WEB_SEARCH_SETTINGS, setUpWebSearch } from '../src/tools/web-search/setup.js';
 import type { DeclareContext } from '../src/tools/handler.js';
 import { discoverTools, parseTools, registerTools } from '../src/tools/registry.js';
 import type { GatewayExecution, ItemEmitter, ModelCall, PlannedInvocation, RegistryEntry } from '../src/tools/types.js';

@@ -10,8 +10,8 @@ import {
   namespaceHandler,
   toolSearchHandler,
   webSearchHandler,
-} from '../src/tools/handlers/index.js';
-import { flattenedName } from '../src/tools/handlers/namespace.js';
+} from '../src/tools/handler-list.js';
+import { flattenedName } from '../src/tools/namespace/handler.js';
 import { discoverTools, echoTools, parseTools, registerTools, resolveToolChoice } from '../src/tools/registry.js';
 import { FUNCTION_NAME_PATTERN } from '../src/tools/validate.js';
 import { ToolDeclarationError, type GatewayExecution } from '../src/tools/types.js';

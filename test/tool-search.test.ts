@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MCP_CONFIG } from '../src/mcp/service.js';
 import { scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { startFaultServer, type FaultServer } from './helpers/mcp-servers.js';
-import { Bm25Index, terms } from '../src/toolsearch/bm25.js';
+import { Bm25Index, terms } from '../src/tools/tool-search/bm25.js';
 import { checkStreamInvariants, validateStreamEvent } from './helpers/spec.js';
 
 // issue 13: hosted tool_search (execution "server") for self-hosted models.

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../src/search/setup.js';
+import { DEFAULT_WEB_SEARCH_SETTINGS, type WebSearchSettings } from '../src/tools/web-search/setup.js';
 import { startFakeSearchApis, type FakeSearchApis } from './helpers/fake-search-apis.js';
 import { readSse, scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { checkStreamInvariants } from './helpers/spec.js';

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { DURATION_PATTERN } from '../util/duration.js';
 
 /**
  * The configuration schema: the one source of truth for keys, types, defaults, the environment
@@ -106,6 +107,32 @@ const outbound = (allowHttp: boolean) =>
     })
     .prefault({});
 
+// ─── auth ──────────────────────────────────────────────────────────────────────────────────────
+const apiKey = z
+  .strictObject({
+    name: z.string().regex(/^[A-Za-z0-9_.@-]+$/, { error: 'expected a name of letters, digits, `_`, `.`, `@` or `-`' }),
+    key: z.string().min(16, { error: 'expected a key of at least 16 characters' }).optional().meta(doc('The key clients send', { secret: true })),
+    keyHash: z
+      .string()
+      .regex(/^(sha256:)?[0-9a-fA-F]{64}$/, { error: 'expected sha256:<64 hex digits>' })
+      .optional(),
+    tenant: z.string().min(1).max(200).optional(),
+    rpm: z.number().int().min(1).optional(),
+    maxConcurrent: z.number().int().min(1).optional(),
+  })
+  .refine((k) => (k.key === undefined) !== (k.keyHash === undefined), { error: 'expected exactly one of key or keyHash' });
+
+const auth = z
+  .strictObject({
+    keys: z
+      .array(apiKey)
+      .default([])
+      .meta(doc('API keys: `[{name, key | keyHash, tenant?, rpm?, maxConcurrent?}]` (tenant defaults to the name); `switchyard keys create` adds keys to the store', { defaultText: '`[]` (auth off unless the store has keys)' })),
+    insecureNoAuth: z.boolean().default(false).meta(doc('Serve a non-loopback address with no keys at all', { flag: '--insecure-no-auth', env: 'SWITCHYARD_INSECURE_NO_AUTH' })),
+    refreshMs: count("How often the store's keys are reloaded (created and revoked keys take effect)", 5_000, 100),
+  })
+  .prefault({});
+
 // ─── limits, tools ─────────────────────────────────────────────────────────────────────────────
 const limits = z
   .strictObject({
@@ -119,6 +146,8 @@ const limits = z
       .meta(doc('`input_image` URLs: `inline` (fetched by the gateway through the outbound guard, sent as a data URL), `forward` (the model server fetches them), `reject` (`400`)')),
     maxImageBytes: count('Largest image fetched for `inline`', 20 * 1024 * 1024, 1, { defaultText: '20 MiB' }),
     imageOutbound: outbound(false).meta(doc('Where `inline` may fetch images from: `{allowHosts, allowCidrs, allowHttp}`', { defaultText: 'public https only' })),
+    maxConcurrentTurns: count('Turns (responses, messages, chat completions, compactions) running at once; more get `429` (0 = no limit)', 0, 0, { env: 'SWITCHYARD_MAX_CONCURRENT_TURNS' }),
+    maxOpenStreams: count('Event streams (SSE) open at once; more get `429` (0 = no limit)', 0, 0, { env: 'SWITCHYARD_MAX_OPEN_STREAMS' }),
   })
   .prefault({});
 
@@ -167,6 +196,14 @@ const store = z
       .meta(doc('PostgreSQL connection string', { env: 'SWITCHYARD_DATABASE_URL', secret: true })),
     schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an SQL identifier' }).optional().meta(doc('PostgreSQL schema')),
     maxConnections: z.number().int().min(1).optional().meta(doc('PostgreSQL pool size')),
+    retention: z
+      .string()
+      .regex(DURATION_PATTERN, { error: 'expected a duration such as 30d, 12h or 90m' })
+      .nullable()
+      .default(null)
+      .meta(doc('Prune responses (with their event logs) and conversation items older than this, e.g. `30d`', { env: 'SWITCHYARD_RETENTION', defaultText: 'keep forever' })),
+    retentionSweepMs: count('How often the retention sweeper runs', 60_000, 1),
+    retentionBatch: count('Rows the retention sweeper deletes per transaction', 500, 1),
   })
   .prefault({});
 
@@ -242,7 +279,7 @@ const files = z
 const fileSearch = z
   .strictObject({
     embeddingModel: z.string().min(1).nullable().default('text-embedding-3-small').meta(doc('Embedding model for `/v1/embeddings` (null = keyword-only search)', { env: 'SWITCHYARD_EMBEDDING_MODEL' })),
-    embeddingsUrl: httpUrl.nullable().default(null).meta(doc('Embeddings server base URL with `/v1`', { env: 'SWITCHYARD_EMBEDDINGS_URL', defaultText: "the upstream's" })),
+    embeddingsUrl: httpUrl.nullable().default(null).meta(doc('A dedicated embeddings server (base URL with `/v1`)', { env: 'SWITCHYARD_EMBEDDINGS_URL', defaultText: 'none: routed by model like any request' })),
     embeddingsApiKey: z.string().nullable().default(null).meta(doc('Embeddings server key', { secret: true, defaultText: "the upstream's" })),
     embeddingBatchSize: count('Texts per embeddings request', 64, 1),
     embeddingMaxTokens: count("The embedder's context limit in tokens", 8191, 1),
@@ -250,6 +287,12 @@ const fileSearch = z
     workerThreads: count('Worker threads for extraction and chunking', 1, 1),
     pollAfterMs: count('`openai-poll-after-ms` on in-progress objects', 200, 1),
     claimLeaseMs: count("An ingestion claim's lease (a dead replica's files are taken over after it)", 30_000, 1),
+    vectorIndex: z
+      .enum(['auto', 'sqlite-vec', 'pgvector', 'exact'])
+      .default('auto')
+      .meta(doc("Vector search: `auto` = the store's index when it loads (sqlite-vec on SQLite, pgvector HNSW on PostgreSQL), else the exact scan, logged; `sqlite-vec` / `pgvector` = required (start-up fails without it); `exact` = never an index", { env: 'SWITCHYARD_FILE_SEARCH_VECTOR_INDEX' })),
+    expirySweepMs: count('Time between sweeps that delete expired files and vector stores', 60_000, 10),
+    expiryBatchSize: count('Expired objects deleted per batch (a sweep runs at most 10 batches)', 100, 1),
   })
   .prefault({});
 
@@ -305,6 +348,7 @@ const tracing = z
 
 export const configSchema = z.strictObject({
   ...server,
+  auth,
   upstream,
   upstreams,
   models,

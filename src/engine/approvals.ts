@@ -37,10 +37,10 @@ export function boundApprovalDigest(request: JsonObject, registry: ToolRegistry)
  * An answer used up meanwhile (the same approval raced by another request) is not run: its call
  * gets an error result for the model instead.
  */
-export async function useApprovals(answers: readonly ApprovedCall[], store: ResponseStore): Promise<PendingGatewayCall[]> {
+export async function useApprovals(answers: readonly ApprovedCall[], store: ResponseStore, tenant?: string): Promise<PendingGatewayCall[]> {
   const calls: PendingGatewayCall[] = [];
   for (const answer of answers) {
-    const verdict = await store.consumeApproval(answer.call.callId, answer.digest);
+    const verdict = await store.consumeApproval(answer.call.callId, answer.digest, tenant);
     if (!answer.approve) continue;
     const pending: PendingGatewayCall = { call: answer.call, entry: answer.entry, approvalRequestId: answer.call.callId };
     if (verdict !== 'ok') pending.refusal = `the approval '${answer.call.callId}' could not be used (${verdict}); the call was not run.`;
@@ -57,7 +57,7 @@ export async function useApprovals(answers: readonly ApprovedCall[], store: Resp
  * Answers are returned (approved calls with exactly the requested arguments) to be used up by
  * `useApprovals` when the turn runs; the model is told of denials in the conversation.
  */
-export async function resolveApprovals(history: readonly JsonObject[], input: readonly JsonObject[], registry: ToolRegistry, store: ResponseStore, offered?: ReadonlySet<string>): Promise<ApprovedCall[]> {
+export async function resolveApprovals(history: readonly JsonObject[], input: readonly JsonObject[], registry: ToolRegistry, store: ResponseStore, offered?: ReadonlySet<string>, tenant?: string): Promise<ApprovedCall[]> {
   const requests = new Map<string, JsonObject>();
   const used = new Set<string>();
   for (const item of history) {
@@ -95,7 +95,7 @@ export async function resolveApprovals(history: readonly JsonObject[], input: re
   // that fails before that — a failed launch, a client gone — leaves it usable for a retry
   for (const { id, request, entry, param, approve } of answers) {
     const digest = approvalDigest(request, entry.execution?.approvalScope ?? '');
-    rejectUnusable(await store.checkApproval(id, digest), id, param);
+    rejectUnusable(await store.checkApproval(id, digest, tenant), id, param);
     approved.push({ call: { callId: id, modelName: entry.modelName, arguments: String(request.arguments ?? '{}') }, entry, approve, digest });
   }
   return approved;

@@ -3,7 +3,8 @@ import type { ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore, StreamEvent } from '../store/store.js';
 import type { EventSink } from './accumulator.js';
 import { failOpenRecord, isTerminal, OwnershipLost, RunCancelled, type RunOwnership } from './run-ownership.js';
-import { GatewayShutdown, type Engine, type Logger, type PreparedTurn } from './turn.js';
+import type { Engine } from './turn.js';
+import { GatewayShutdown, type Logger, type PreparedTurn } from './types.js';
 
 export interface BackgroundOptions {
   /** At most this many background runs run at once in this process; the others wait, queued. */
@@ -87,7 +88,7 @@ export class BackgroundRunner {
       await this.store.registerRun(run.id, this.owner, { request: JSON.stringify(turn.body) });
       // tracked once stored: a heartbeat must not find a tracked run missing and call it lost
       this.ownership.track(run.id, run.controller);
-      await this.store.save({ response: structuredClone(response), inputItems: turn.inputItems });
+      await this.store.save({ response: structuredClone(response), inputItems: turn.inputItems, owner: turn.tenant });
     } catch (err) {
       // not launched: nothing may stay held or queued
       this.runs.delete(run.id);
@@ -165,7 +166,7 @@ export class BackgroundRunner {
     let turn: PreparedTurn;
     try {
       if (request === null) throw new Error('the queued request was not stored');
-      turn = await this.engine.prepare(JSON.parse(request));
+      turn = await this.engine.prepare(JSON.parse(request), undefined, { tenant: record.owner });
     } catch (err) {
       const message = err instanceof GatewayError ? err.message : 'The gateway process that queued this background response stopped, and it could not be started again.';
       await this.store.failStaleRun(id, Number.MAX_SAFE_INTEGER, (stored, next) => failOpenRecord(stored, next, message), this.owner);

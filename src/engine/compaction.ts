@@ -1,10 +1,12 @@
-import { GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
+import { Errors, GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelUsage, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type Usage } from '../protocol/responses.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { estimateTokens } from './token-count.js';
-import type { Logger, PreparedTurn } from './turn.js';
+import type { AutoCompaction, CompactionItem, Logger, PreparedTurn } from './types.js';
+
+export type { AutoCompaction, CompactionItem };
 
 /**
  * Conversation compaction (`POST /v1/responses/compact`, and `context_management` auto-compaction).
@@ -48,13 +50,6 @@ export const COMPACTION_PROMPT = [
 
 /** The prefix of the model message a `compaction` item turns back into. */
 export const SUMMARY_MESSAGE_PREFIX = 'Summary of the earlier conversation: ';
-
-export interface CompactionItem {
-  type: 'compaction';
-  id: string;
-  encrypted_content: string;
-  [key: string]: unknown;
-}
 
 export interface CompactionResult {
   id: string;
@@ -202,9 +197,9 @@ async function summarize(upstream: UpstreamClient, model: string, context: reado
       }
     }
   }
-  if (!finished) throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', 'The upstream stream ended before the compaction summary was complete.');
+  if (!finished) throw Errors.upstreamDisconnected('The upstream stream ended before the compaction summary was complete.');
   text = text.trim();
-  if (text.length === 0) throw new GatewayError(502, 'upstream_error', 'compaction_failed', 'The model returned an empty compaction summary.');
+  if (text.length === 0) throw Errors.compactionFailed();
   const inputTokens = usage?.inputTokens ?? estimateTokens(request.items);
   const outputTokens = usage?.outputTokens ?? Math.ceil(text.length / 4);
   return {
@@ -277,17 +272,6 @@ export function parseContextManagement(value: unknown, defaultThreshold = DEFAUL
     result = { compactThreshold: typeof threshold === 'number' ? threshold : defaultThreshold };
   });
   return result;
-}
-
-export interface AutoCompaction {
-  /** Replaces `turn.conversation`: [instructions?, summary message, ...kept model items]. */
-  conversation: ModelItem[];
-  /** To emit as an output item of the response (before any other), so the chain carries it. */
-  item: CompactionItem;
-  /** The summarization call's usage. */
-  usage: Usage;
-  tokensBefore: number;
-  tokensAfter: number;
 }
 
 /**

@@ -1,9 +1,12 @@
+import { GatewayError } from '../errors.js';
 import type { ModelRequest, ModelToolChoice, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
-import { CUSTOM_INPUT_KEY } from '../tools/handlers/custom.js';
+import { CUSTOM_INPUT_KEY } from '../tools/custom/handler.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { RegistryEntry } from '../tools/types.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
+import type { Logger } from './types.js';
 
 /**
  * Grammar-constrained custom tool calls. When `tool_choice` forces a custom tool with a grammar
@@ -11,6 +14,24 @@ import { newId } from '../util/ids.js';
  * sent without tools and with the grammar: the model's whole reply is the tool's input, generated
  * so that it cannot fail the grammar. The reply then comes back to the turn as that tool's call.
  */
+
+/**
+ * Opens one round. With `registry` (round 0) and a forced custom tool with a grammar on an
+ * upstream that decodes under grammars, the round is constrained; a server that supports grammars
+ * but refuses this one (a 4xx: e.g. a backend that cannot read some Lark feature) gets the usual
+ * request instead, and the input is checked as without constrained decoding.
+ */
+export async function openRound(upstream: UpstreamClient, request: ModelRequest, registry: ToolRegistry | undefined, signal: AbortSignal, log: Logger): Promise<AsyncIterable<RawEvent[]>> {
+  const entry = registry ? forcedGrammarTool(request.toolChoice, registry) : undefined;
+  if (!entry || !upstream.grammarSupport || !(await upstream.grammarSupport(request.model, signal))) return upstream.open(request, signal);
+  try {
+    return replyAsCall(await upstream.open(constrainedRequest(request, entry), signal), entry);
+  } catch (err) {
+    if (signal.aborted || !(err instanceof GatewayError) || err.status < 400 || err.status >= 500) throw err;
+    log.warn({ tool: entry.identity.name, message: err.message }, 'the upstream refused the grammar of a forced custom tool: sent without it');
+    return upstream.open(request, signal);
+  }
+}
 
 /** The custom tool a forced `tool_choice` names, when it has a grammar to decode under. */
 export function forcedGrammarTool(toolChoice: ModelToolChoice | undefined, registry: ToolRegistry): RegistryEntry | undefined {

@@ -5,9 +5,9 @@ import type { ResponseStore } from '../store/store.js';
 /**
  * `item_reference` input items are replaced by the items they name, as stored: from the turn's
  * history (previous response chain, conversation) or this input first, else from any stored
- * response. An id that names nothing is the client's mistake: a `400` naming `input[n].id`.
+ * response of the same tenant. An id that names nothing is the client's mistake: a `400` naming `input[n].id`.
  */
-export async function resolveItemReferences(input: readonly JsonObject[], history: readonly JsonObject[], store: ResponseStore): Promise<JsonObject[]> {
+export async function resolveItemReferences(input: readonly JsonObject[], history: readonly JsonObject[], store: ResponseStore, tenant?: string): Promise<JsonObject[]> {
   if (!input.some((item) => item.type === 'item_reference')) return input as JsonObject[];
   const known = new Map<string, JsonObject>();
   for (const item of history) if (typeof item.id === 'string') known.set(item.id, item);
@@ -19,7 +19,7 @@ export async function resolveItemReferences(input: readonly JsonObject[], histor
       continue;
     }
     const id = item.id as string;
-    const found = known.get(id) ?? ((await store.findItem(id)) as JsonObject | undefined);
+    const found = known.get(id) ?? ((await store.findItem(id, tenant)) as JsonObject | undefined);
     if (!found || found.type === 'item_reference') throw invalidRequest(`Item with id '${id}' not found.`, `input[${i}].id`, 'item_not_found');
     out.push(structuredClone(found));
   }

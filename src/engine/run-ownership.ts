@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
 import type { ResponseStore, StaleRunSettler } from '../store/store.js';
-import type { Logger } from './turn.js';
+import type { Logger } from './types.js';
 
 export interface OwnershipOptions {
   /** How often this process marks its runs and leases alive (and picks up cancellations). */
@@ -172,7 +172,7 @@ export function failOpenRecord(...[record, nextSequence, message]: [...Parameter
   response.completed_at = null;
   for (const item of response.output) if ((item as { status?: string }).status === 'in_progress') (item as { status?: string }).status = 'incomplete';
   const event = response.background ? { sequence: nextSequence, json: JSON.stringify({ type: 'response.failed', sequence_number: nextSequence, response }) } : undefined;
-  return { record: { response, inputItems: record.inputItems }, event };
+  return { record: { response, inputItems: record.inputItems, ...(record.owner !== undefined ? { owner: record.owner } : {}) }, event };
 }
 
 export function isTerminal(status: string): boolean {

@@ -1,24 +1,26 @@
-import { GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
+import { Errors, GatewayError, invalidRequest, isStoreUnavailable, notFound, upstreamStreamError } from '../errors.js';
 import type { ImageUrlHandler } from '../net/image-inline.js';
 import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse, StreamEvent } from '../store/store.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
+import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
-import { ToolDeclarationError, type ItemEmitter, type RegistryEntry } from '../tools/types.js';
-import { boundApprovalDigest, resolveApprovals, useApprovals, type ApprovedCall } from './approvals.js';
+import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
+import { boundApprovalDigest, resolveApprovals, useApprovals } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
 import { CitationBook } from './citations.js';
-import { applyCompactions, maybeCompact, parseContextManagement, type AutoCompaction } from './compaction.js';
+import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
+import { GatewayShutdown, type Logger, type PreparedTurn, type RunHooks } from './types.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
-import { markSearchedTools } from '../toolsearch/loaded.js';
-import { constrainedRequest, forcedGrammarTool, replyAsCall } from './constrained-call.js';
+import { markSearchedTools } from '../tools/tool-search/loaded.js';
+import { openRound } from './constrained-call.js';
 import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { newResponseObject } from './response-object.js';
@@ -27,6 +29,8 @@ import { OwnershipLost, RunCancelled, RunOwnership } from './run-ownership.js';
 import { TurnScheduler } from './scheduler.js';
 
 export { OwnershipLost, RunCancelled };
+export { GatewayShutdown };
+export type { Logger, PreparedTurn, RunHooks };
 
 export interface EngineOptions {
   maxToolRounds: number;
@@ -54,14 +58,9 @@ export interface TurnObserver {
   settled(response: ResponseObject, rounds: number): void;
 }
 
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug?(obj: object, msg?: string): void;
-}
-
 export interface PrepareOptions {
+  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
+  tenant?: string;
   /**
    * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
    * e.g. a WebSocket connection's cache of its own `store: false` turns.
@@ -72,68 +71,6 @@ export interface PrepareOptions {
    * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
    */
   dryRun?: boolean;
-}
-
-export interface RunHooks {
-  /** Called with the settled response (before its terminal event is announced). */
-  onSettled?: (record: StoredResponse) => void;
-  /** The response object to fill (from `newResponse`, e.g. already stored as queued). */
-  response?: ResponseObject;
-  /**
-   * A background run: the events not yet in its log (waited for while being written), so the
-   * terminal state is stored in one transaction with every event before it and the terminal one.
-   */
-  unloggedEvents?: () => Promise<StreamEvent[]>;
-  /** A background run: the settlement wrote the log up to this sequence number. */
-  logged?: (sequence: number) => void;
-  /** The abort controller of the run (the caller's, for a background run); else one is made. */
-  controller?: AbortController;
-}
-
-/** The abort reason of runs stopped because the gateway is shutting down. */
-export class GatewayShutdown extends Error {
-  constructor() {
-    super('The gateway shut down before this response finished.');
-  }
-}
-
-/** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
-export interface PreparedTurn {
-  request: CreateRequest;
-  /** The request body as received (a queued background run can be prepared again elsewhere). */
-  body: unknown;
-  registry: ToolRegistry;
-  /** This request's input items with ids (stored for input_items listing). */
-  inputItems: Item[];
-  /** History + input, as the model sees it. */
-  conversation: ModelItem[];
-  base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
-  tools: ModelRequest['tools'];
-  /** Later rounds declare what the registry shows then (tools a hosted search loaded, mode `declare`); false for a chosen subset. */
-  toolsFollowRegistry?: boolean;
-  toolChoice: ModelRequest['toolChoice'];
-  /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
-  preludeItems: Item[];
-  /** Approval answers in this request's input: used up, and approved calls run, before the first round. */
-  approvedCalls: ApprovedCall[];
-  /** What the model saw of this turn's gateway calls, kept with the stored items for later turns. */
-  callRecords: GatewayCallRecord[];
-  /** Set by `run`. */
-  hooks?: RunHooks;
-  /** Set by `run`: aborting it stops the run (registered with the ownership for a stored run). */
-  runController?: AbortController;
-  /** The stored run is registered as this process's (a background run always is): its writes are fenced. */
-  owned?: boolean;
-  /** The lease this turn holds on its conversation, released when it ends. */
-  conversationLease?: string;
-  /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
-  failure?: GatewayError;
-  /** Set by each round: the stop string that ended the model's last output (surfaces that report it, e.g. Messages). */
-  stopSequence?: string;
-  /** `context_management` compacted the conversation: its item leads the output. */
-  autoCompaction?: AutoCompaction;
-  /** Inference rounds run so far (metrics and debug logs). */
-  roundsRun?: number;
 }
 
 /**
@@ -155,12 +92,14 @@ export class Engine {
 
   async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
     const request = parseCreateRequest(body);
+    const tenant = options.tenant ?? DEFAULT_TENANT;
     const history: JsonObject[] = [];
     /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
     const heldRecords: GatewayCallRecord[] = [];
     if (request.previousResponseId !== null) {
       const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await this.store.chain(request.previousResponseId));
-      if (!chain) {
+      // another tenant's response does not exist for this one
+      if (!chain || (chain.at(-1)!.owner ?? DEFAULT_TENANT) !== tenant) {
         throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
       }
       for (const record of chain) {
@@ -171,12 +110,14 @@ export class Engine {
     let conversationLease: string | undefined;
     if (request.conversationId !== null) {
       const conversations = this.options.conversations;
-      if (!conversations) throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      if (!conversations || (await conversations.ownerOf(request.conversationId)) !== tenant) {
+        throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      }
       // one turn at a time per conversation (as OpenAI): two at once would interleave their items
       if (!options.dryRun) {
         conversationLease = await this.ownership.acquireLease(request.conversationId);
         if (!conversationLease) {
-          throw new GatewayError(400, 'invalid_request_error', 'conversation_locked', 'Another process is currently operating on this conversation. Please retry in a few seconds.', 'conversation');
+          throw Errors.conversationLocked();
         }
       }
       // read under the lease: the history as no other turn can change it now
@@ -188,22 +129,21 @@ export class Engine {
       history.push(...(items as JsonObject[]));
     }
     try {
-      return await this.prepareHolding(request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
+      return await this.prepareHolding(tenant, request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
     } catch (err) {
       if (conversationLease) await this.ownership.releaseLease(request.conversationId!, conversationLease);
       throw err;
     }
   }
 
-  private async prepareHolding(request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
-    const input = await resolveItemReferences(request.input, history, this.store);
+  private async prepareHolding(tenant: string, request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+    const input = await resolveItemReferences(request.input, history, this.store, tenant);
     // tools declared inside the input (tool_search_output) load with their credentials; what is
     // stored and echoed never carries them
     const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
     const inputItems = inputWithCredentials.map(itemWithoutCredentials);
     checkOutputsPaired(history, inputItems);
 
-    // servers a client's search loads count; a hosted search's output only names declared ones
     const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
     const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
     if (mcpCount > this.options.maxMcpServersPerRequest) {
@@ -213,7 +153,7 @@ export class Engine {
     let registry: ToolRegistry;
     let choice;
     let preludeItems: Item[];
-    const declare = { ...this.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems] } };
+    const declare = { ...this.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems], tenant } };
     try {
       const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
       preludeItems = await discoverTools(request.tools, discover);
@@ -234,6 +174,7 @@ export class Engine {
     conversation.push(...toModelItems(effective, registry, await this.callRecordsFor(effective, heldRecords)));
 
     const turn: PreparedTurn = {
+      tenant,
       conversationLease,
       request,
       body,
@@ -268,7 +209,7 @@ export class Engine {
       }
     }
     // approvals are checked here and used up when the turn runs (useApprovals)
-    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, withLoadedTools(offeredNames(choice.functions, choice.toolChoice), registry, turn));
+    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), turn.toolsFollowRegistry === true && turn.toolChoice !== 'none'), tenant);
     return turn;
   }
 
@@ -340,7 +281,7 @@ export class Engine {
       startedTools = true;
       for (const item of turn.preludeItems) emitListing(acc, item);
       // an approval is used up only now that its call starts, not when the turn was prepared
-      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store));
+      if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store, turn.tenant));
     };
 
     // Approved calls must have run before the model is asked again: their results are part of
@@ -361,16 +302,14 @@ export class Engine {
         // a forced choice applies to the first round only, or the loop would force it forever
         toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
       };
-      // a forced custom tool with a grammar: its input decoded under the grammar, where the upstream can
-      const constrained = round === 0 ? await this.constrainedTool(turn, request, signal) : undefined;
       // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
-      const batches = constrained ? await this.openConstrained(request, constrained, signal) : await this.upstream.open(request, signal);
+      // (round 0 may decode a forced custom tool's input under its grammar)
+      const batches = await openRound(this.upstream, request, round === 0 ? turn.registry : undefined, signal, this.log);
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();
 
       // loaded deferred tools are callable though not declared (mode `result`), unless the client narrowed the choice
-      const deferredCallable = request.toolChoice !== 'none' && turn.toolsFollowRegistry === true;
-      const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), deferredCallable);
+      const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), request.toolChoice !== 'none' && turn.toolsFollowRegistry === true);
       try {
         for await (const batch of batches) {
           for (const event of batch) {
@@ -381,7 +320,7 @@ export class Engine {
           const wait = drained?.();
           if (wait) await wait;
         }
-        if (!translator.sawFinish) throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', 'The upstream stream ended before the response was complete.');
+        if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
       } catch (err) {
         translator.finish('incomplete');
         return this.fail(acc, turn, err, signal);
@@ -408,7 +347,7 @@ export class Engine {
         approvalsRequested++;
         return false;
       });
-      await this.recordApprovalRequests(acc, turn.registry, approvalsRequested);
+      await this.recordApprovalRequests(acc, turn, approvalsRequested);
       let capped = false;
       const cap = turn.request.maxToolCalls;
       if (cap !== null && gatewayCallsMade + calls.length > cap) {
@@ -438,28 +377,6 @@ export class Engine {
     }
   }
 
-  /** The forced custom tool whose input this round decodes under its grammar, if the upstream supports it. */
-  private async constrainedTool(turn: PreparedTurn, request: ModelRequest, signal: AbortSignal): Promise<RegistryEntry | undefined> {
-    const entry = forcedGrammarTool(request.toolChoice, turn.registry);
-    if (!entry || !this.upstream.grammarSupport) return undefined;
-    return (await this.upstream.grammarSupport(request.model, signal)) ? entry : undefined;
-  }
-
-  /**
-   * The round decoded under the forced tool's grammar. A server that supports grammars but refuses
-   * this one (a 4xx: e.g. a backend that cannot read some Lark feature) gets the usual request
-   * instead: the input is then checked, as without constrained decoding.
-   */
-  private async openConstrained(request: ModelRequest, entry: RegistryEntry, signal: AbortSignal) {
-    try {
-      return replyAsCall(await this.upstream.open(constrainedRequest(request, entry), signal), entry);
-    } catch (err) {
-      if (signal.aborted || !(err instanceof GatewayError) || err.status < 400 || err.status >= 500) throw err;
-      this.log.warn({ tool: entry.identity.name, message: err.message }, 'the upstream refused the grammar of a forced custom tool: sent without it');
-      return this.upstream.open(request, signal);
-    }
-  }
-
   /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
   private async begin(acc: ResponseAccumulator, turn: PreparedTurn): Promise<void> {
     acc.start();
@@ -473,11 +390,11 @@ export class Engine {
   }
 
   /** The approval requests just emitted (the last `count` output items) are bound and remembered. */
-  private async recordApprovalRequests(acc: ResponseAccumulator, registry: ToolRegistry, count: number): Promise<void> {
+  private async recordApprovalRequests(acc: ResponseAccumulator, turn: PreparedTurn, count: number): Promise<void> {
     const output = acc.response.output;
     for (const item of output.slice(output.length - count)) {
       if (item.type !== 'mcp_approval_request') continue;
-      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, registry));
+      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, turn.registry), turn.tenant);
     }
   }
 
@@ -523,7 +440,7 @@ export class Engine {
       }
     }
     await this.release(turn);
-    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords });
+    turn.hooks?.onSettled?.({ response, inputItems: turn.inputItems, callRecords: turn.callRecords, owner: turn.tenant });
     this.options.observer?.settled(response, turn.roundsRun ?? 0);
     acc.announceTerminal();
     return response;
@@ -546,7 +463,7 @@ export class Engine {
       settlement.conversation = { id: conversationId, items: [...turn.inputItems, ...response.output], lease: turn.conversationLease };
     }
     if (turn.request.store) {
-      settlement.record = { response, inputItems: turn.inputItems };
+      settlement.record = { response, inputItems: turn.inputItems, owner: turn.tenant };
       // a run that could not be registered has no claim to lose (nor one for the sweep to find)
       if (turn.owned || turn.request.background) settlement.owner = this.ownership.owner;
       const terminal = turn.hooks?.unloggedEvents ? acc.terminalEvent() : null;
@@ -583,7 +500,7 @@ export class Engine {
         await this.ownership.register(response.id, turn.runController);
         turn.owned = true;
       }
-      await this.store.saveOwned({ response, inputItems: turn.inputItems }, this.ownership.owner);
+      await this.store.saveOwned({ response, inputItems: turn.inputItems, owner: turn.tenant }, this.ownership.owner);
     } catch (err) {
       // the final settlement decides whether the client hears of a store failure
       this.log.error({ err, responseId: response.id }, 'storing the running response failed');
@@ -600,15 +517,15 @@ function isSerializationFailure(err: unknown): boolean {
 function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable' | 'unstorable', turn: PreparedTurn): GatewayError {
   switch (outcome) {
     case 'conversation_not_found':
-      return new GatewayError(404, 'invalid_request_error', 'conversation_not_found', `Conversation with id '${turn.request.conversationId}' was deleted while this response was generated; nothing was stored.`, 'conversation');
+      return Errors.conversationDeletedDuringTurn(turn.request.conversationId);
     case 'lease_lost':
-      return new GatewayError(409, 'invalid_request_error', 'conversation_locked', 'This turn lost its hold on the conversation (another turn took it over); nothing was stored. Please retry.', 'conversation', true);
+      return Errors.conversationLeaseLost();
     case 'not_owner':
-      return new GatewayError(503, 'server_error', 'run_taken_over', 'Another gateway process took this response over; it was not completed. Please retry.', null, true);
+      return Errors.runTakenOver();
     case 'unavailable':
-      return new GatewayError(503, 'server_error', 'store_unavailable', 'The response was generated but could not be stored; retry shortly.', null, true);
+      return Errors.unsettledStoreUnavailable();
     case 'unstorable':
-      return new GatewayError(500, 'server_error', 'server_error', 'The response was generated but could not be stored.', null, false);
+      return Errors.unstorable();
   }
 }
 
@@ -636,14 +553,6 @@ function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmi
     done: (outputIndex, item) => acc.doneItem(outputIndex, item),
     newId,
   };
-}
-
-/** Offered names plus the loaded deferred tools, which are callable though not declared (tool_search mode `result`). */
-function withLoadedTools(offered: ReadonlySet<string>, registry: ToolRegistry, turn: PreparedTurn): ReadonlySet<string> {
-  if (!turn.toolsFollowRegistry || turn.toolChoice === 'none') return offered;
-  const names = new Set(offered);
-  for (const entry of registry.all()) if (entry.deferred && registry.isVisible(entry)) names.add(entry.modelName);
-  return names;
 }
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */

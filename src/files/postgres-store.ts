@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import { createPool, migrateUnderLock, quoteIdent, withTransaction, type PostgresStoreOptions } from '../store/postgres.js';
 import { batchFromRow, fileFromRow, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
+import { PgvectorIndex } from './postgres-vector-index.js';
 import { packVectors } from './sqlite-store.js';
+import { wantsIndex } from './sqlite-vector-index.js';
 import {
   addCount,
   emptyCounts,
@@ -19,6 +21,9 @@ import {
   type StoreFileRecord,
   type StoreFileStatus,
   type StoredVectors,
+  type VectorHit,
+  type VectorIndexKind,
+  type VectorIndexMode,
   type VectorStoreRecord,
   type VectorStoreView,
 } from './store.js';
@@ -26,30 +31,49 @@ import {
 /** Advisory lock key of these migrations ("swfs"), apart from the responses store's. */
 const MIGRATION_LOCK = 0x73776673;
 
+export interface PostgresFileSearchOptions extends PostgresStoreOptions {
+  /** `fileSearch.vectorIndex` (default `auto`: pgvector when the server has it). */
+  vectorIndex?: VectorIndexMode;
+}
+
 /**
  * The file_search store on PostgreSQL, shared by gateway replicas. Full text: a generated
  * `tsvector` column with a GIN index (one table, every query scoped by store). Vectors: float32
- * `bytea`, scanned exactly by the retriever — pgvector is not required (see README, "File search").
+ * `bytea` (the source of truth), searched through pgvector HNSW when the server has the
+ * extension (src/files/postgres-vector-index.ts), else scanned exactly by the retriever.
  * The ingestion queue is claimed with `FOR UPDATE SKIP LOCKED` and leases, so replicas share it.
  */
 export class PostgresFileSearchStore implements FileSearchStore {
+  private index: PgvectorIndex | null = null;
+  /** Why `auto` fell back to the exact scan (for the start-up warning), or null. */
+  vectorIndexFallback: string | null = null;
+
   private constructor(
     readonly pool: pg.Pool,
     private readonly s: string,
     private readonly ownsPool: boolean,
   ) {}
 
-  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresFileSearchStore> {
+  get vectorIndex(): VectorIndexKind {
+    return this.index ? 'pgvector' : 'exact';
+  }
+
+  /** The pgvector version in use, or null (exact scan). */
+  get vectorIndexVersion(): string | null {
+    return this.index?.version ?? null;
+  }
+
+  static async open(url: string, options: PostgresFileSearchOptions = {}): Promise<PostgresFileSearchStore> {
     const pool = createPool(url, options);
     try {
-      return await PostgresFileSearchStore.fromPool(pool, options.schema ?? 'public', true);
+      return await PostgresFileSearchStore.fromPool(pool, options.schema ?? 'public', true, options.vectorIndex ?? 'auto');
     } catch (error) {
       await pool.end();
       throw error;
     }
   }
 
-  static async fromPool(pool: pg.Pool, schema: string, ownsPool = false): Promise<PostgresFileSearchStore> {
+  static async fromPool(pool: pg.Pool, schema: string, ownsPool = false, vectorIndex: VectorIndexMode = 'auto'): Promise<PostgresFileSearchStore> {
     const s = quoteIdent(schema);
     await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
         CREATE SCHEMA IF NOT EXISTS ${s};
@@ -80,8 +104,20 @@ export class PostgresFileSearchStore implements FileSearchStore {
         );
         CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON ${s}.fs_chunks (store_id, file_id, position);
         CREATE INDEX IF NOT EXISTS fs_chunks_tsv ON ${s}.fs_chunks USING GIN (tsv);
+        CREATE INDEX IF NOT EXISTS fs_files_expiry ON ${s}.fs_files (expires_at) WHERE expires_at IS NOT NULL;
     `);
-    return new PostgresFileSearchStore(pool, s, ownsPool);
+    const store = new PostgresFileSearchStore(pool, s, ownsPool);
+    const want = wantsIndex(vectorIndex, 'pgvector');
+    if (want !== 'no') {
+      try {
+        store.index = await PgvectorIndex.enable(pool, s);
+        await store.index.backfill();
+      } catch (err) {
+        if (want === 'require') throw new Error(`fileSearch.vectorIndex is 'pgvector' but the extension cannot be used: ${(err as Error).message}`);
+        store.vectorIndexFallback = `pgvector is not available on this server (${(err as Error).message})`;
+      }
+    }
+    return store;
   }
 
   private async rows<R>(sql: string, values: unknown[] = [], client: pg.Pool | pg.PoolClient = this.pool): Promise<R[]> {
@@ -274,6 +310,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
         });
         await client.query(`INSERT INTO ${this.s}.fs_chunks (store_id, file_id, position, text, embedding) VALUES ${tuples.join(', ')}`, values);
       }
+      if (this.index) await this.index.afterInsert(client, job.storeId, job.fileId, chunks.map((c) => c.embedding));
       await client.query(`UPDATE ${this.s}.fs_vector_stores SET index_version = index_version + 1 WHERE id = $1`, [job.storeId]);
       return true;
     });
@@ -306,6 +343,11 @@ export class PostgresFileSearchStore implements FileSearchStore {
     return rows.map((r) => ({ chunkId: r.id, score: r.score }));
   }
 
+  async vectorSearch(storeId: string, query: Float32Array, fileIds: string[] | null, limit: number): Promise<VectorHit[]> {
+    if (!this.index) throw new Error('pgvector is not in use (the retriever scans exactly)');
+    return this.index.search(storeId, query, fileIds, limit);
+  }
+
   async loadVectors(storeId: string): Promise<StoredVectors> {
     const rows = await this.rows<{ id: number; file_id: string; embedding: Buffer }>(`SELECT id, file_id, embedding FROM ${this.s}.fs_chunks WHERE store_id = $1 AND embedding IS NOT NULL ORDER BY id`, [storeId]);
     return packVectors(rows.map((r) => ({ id: r.id, fileId: r.file_id, bytes: r.embedding })));
@@ -319,6 +361,19 @@ export class PostgresFileSearchStore implements FileSearchStore {
 
   async fileChunks(storeId: string, fileId: string): Promise<string[]> {
     return (await this.rows<{ text: string }>(`SELECT text FROM ${this.s}.fs_chunks WHERE store_id = $1 AND file_id = $2 ORDER BY position`, [storeId, fileId])).map((r) => r.text);
+  }
+
+  // ---------- expiry
+
+  async expiredFiles(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.rows(`SELECT owner, id FROM ${this.s}.fs_files WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at, seq LIMIT $2`, [now, limit]);
+  }
+
+  async expiredStores(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.rows(
+      `SELECT owner, id FROM ${this.s}.fs_vector_stores WHERE expires_after IS NOT NULL AND last_active_at + ((expires_after::jsonb ->> 'days')::bigint * 86400) <= $1 ORDER BY seq LIMIT $2`,
+      [now, limit],
+    );
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../store/sqlite-file.js';
+import { SqliteVectorIndex, VectorIndexUnavailableError, wantsIndex } from './sqlite-vector-index.js';
 import { batchFromRow, fileFromRow, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
 import {
   addCount,
@@ -18,21 +19,37 @@ import {
   type StoreFileRecord,
   type StoreFileStatus,
   type StoredVectors,
+  type VectorHit,
+  type VectorIndexKind,
+  type VectorIndexMode,
   type VectorStoreRecord,
   type VectorStoreView,
 } from './store.js';
 
+export interface SqliteFileSearchOptions {
+  /** `fileSearch.vectorIndex` (default `auto`). */
+  vectorIndex?: VectorIndexMode;
+  /** The sqlite-vec library to load instead of the npm package's (tests: one that does not exist). */
+  extensionPath?: string;
+}
+
 /**
  * The embedded file_search store, in the gateway's SQLite file. Full text: one FTS5 table per
  * vector store (`fts_<store>`, porter + unicode61), so bm25 statistics are the store's own.
- * Vectors: float32 BLOBs in `fs_chunks`, the source of truth, scanned exactly by the retriever
- * (sqlite-vec is not used: see README, "File search").
+ * Vectors: float32 BLOBs in `fs_chunks`, the source of truth; searched through the sqlite-vec
+ * index (src/files/sqlite-vector-index.ts) when it loads, else scanned exactly by the retriever.
  */
 export class SqliteFileSearchStore implements FileSearchStore {
   private readonly db: Database.Database;
   private readonly ftsStatements = new Map<string, { insert: Database.Statement; search: Database.Statement; searchIn: Database.Statement }>();
+  private readonly index: SqliteVectorIndex | null = null;
+  readonly vectorIndex: VectorIndexKind;
+  /** Why `auto` fell back to the exact scan (for the start-up log), or null. */
+  readonly vectorIndexFallback: string | null = null;
+  /** Vectors put back into the index at open because it had missed changes (0 = it was current). */
+  readonly vectorIndexRebuilt: number = 0;
 
-  constructor(dataDir: string | ':memory:') {
+  constructor(dataDir: string | ':memory:', options: SqliteFileSearchOptions = {}) {
     this.db = openDatabase(dataDir);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS fs_files (
@@ -92,7 +109,40 @@ export class SqliteFileSearchStore implements FileSearchStore {
         embedding BLOB
       );
       CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON fs_chunks (store_id, file_id, position);
+      CREATE INDEX IF NOT EXISTS fs_files_expiry ON fs_files (expires_at) WHERE expires_at IS NOT NULL;
+      -- 'chunks' moves on every change of fs_chunks, 'vec' when the vector index took that change
+      -- too: unequal at open = the index missed changes and is rebuilt ('chunks' starts ahead)
+      CREATE TABLE IF NOT EXISTS fs_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      INSERT OR IGNORE INTO fs_meta (key, value) VALUES ('chunks', 1), ('vec', 0);
     `);
+    const want = wantsIndex(options.vectorIndex ?? 'auto', 'sqlite-vec');
+    if (want !== 'no') {
+      try {
+        this.index = SqliteVectorIndex.load(this.db, options.extensionPath);
+      } catch (err) {
+        if (want === 'require' || !(err instanceof VectorIndexUnavailableError)) {
+          this.db.close();
+          throw err;
+        }
+        this.vectorIndexFallback = err.message;
+      }
+    }
+    this.vectorIndex = this.index ? 'sqlite-vec' : 'exact';
+    if (this.index) {
+      const index = this.index;
+      this.vectorIndexRebuilt = this.db.transaction(() => {
+        const generations = Object.fromEntries((this.db.prepare('SELECT key, value FROM fs_meta').all() as Array<{ key: string; value: number }>).map((r) => [r.key, r.value]));
+        if (generations.chunks === generations.vec) return 0;
+        const count = index.rebuild();
+        this.db.prepare("UPDATE fs_meta SET value = (SELECT value FROM fs_meta WHERE key = 'chunks') WHERE key = 'vec'").run();
+        return count;
+      })();
+    }
+  }
+
+  /** The sqlite-vec version in use, or null (exact scan). */
+  get vectorIndexVersion(): string | null {
+    return this.index?.version ?? null;
   }
 
   // ---------- files
@@ -157,7 +207,9 @@ export class SqliteFileSearchStore implements FileSearchStore {
       if (!deleted) return false;
       this.db.prepare('DELETE FROM fs_store_files WHERE store_id = ?').run(id);
       this.db.prepare('DELETE FROM fs_batches WHERE store_id = ?').run(id);
+      this.index?.deleteWhere('SELECT id FROM fs_chunks WHERE store_id = ?', id);
       this.db.prepare('DELETE FROM fs_chunks WHERE store_id = ?').run(id);
+      this.chunksChanged();
       this.db.exec(`DROP TABLE IF EXISTS ${ftsTable(id)}`);
       this.ftsStatements.delete(id);
       return true;
@@ -267,9 +319,12 @@ export class SqliteFileSearchStore implements FileSearchStore {
       this.deleteChunks(job.storeId, job.fileId);
       const fts = this.fts(job.storeId);
       chunks.forEach((chunk, position) => {
-        const id = insert.run(job.storeId, job.fileId, position, chunk.text, chunk.embedding ? vectorBytes(chunk.embedding) : null).lastInsertRowid;
+        const embedding = chunk.embedding ? vectorBytes(chunk.embedding) : null;
+        const id = insert.run(job.storeId, job.fileId, position, chunk.text, embedding).lastInsertRowid;
         fts.insert.run(id, chunk.text);
+        if (embedding && this.index) this.index.insert(job.storeId, job.fileId, id, embedding);
       });
+      this.chunksChanged();
       this.db.prepare('UPDATE fs_vector_stores SET index_version = index_version + 1 WHERE id = ?').run(job.storeId);
       return true;
     })();
@@ -297,6 +352,11 @@ export class SqliteFileSearchStore implements FileSearchStore {
     return rows.map((r) => ({ chunkId: r.id, score: r.score }));
   }
 
+  async vectorSearch(storeId: string, query: Float32Array, fileIds: string[] | null, limit: number): Promise<VectorHit[]> {
+    if (!this.index) throw new Error('no vector index is loaded (the retriever scans exactly)');
+    return this.index.search(storeId, query, fileIds, limit);
+  }
+
   async loadVectors(storeId: string): Promise<StoredVectors> {
     const rows = this.db.prepare('SELECT id, file_id, embedding FROM fs_chunks WHERE store_id = ? AND embedding IS NOT NULL ORDER BY id').all(storeId) as Array<{ id: number; file_id: string; embedding: Buffer }>;
     return packVectors(rows.map((r) => ({ id: r.id, fileId: r.file_id, bytes: r.embedding })));
@@ -310,6 +370,18 @@ export class SqliteFileSearchStore implements FileSearchStore {
 
   async fileChunks(storeId: string, fileId: string): Promise<string[]> {
     return (this.db.prepare('SELECT text FROM fs_chunks WHERE store_id = ? AND file_id = ? ORDER BY position').all(storeId, fileId) as Array<{ text: string }>).map((r) => r.text);
+  }
+
+  // ---------- expiry
+
+  async expiredFiles(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.db.prepare('SELECT owner, id FROM fs_files WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, seq LIMIT ?').all(now, limit) as Array<{ owner: string; id: string }>;
+  }
+
+  async expiredStores(now: number, limit: number): Promise<Array<{ owner: string; id: string }>> {
+    return this.db
+      .prepare("SELECT owner, id FROM fs_vector_stores WHERE expires_after IS NOT NULL AND last_active_at + CAST(json_extract(expires_after, '$.days') AS INTEGER) * 86400 <= ? ORDER BY seq LIMIT ?")
+      .all(now, limit) as Array<{ owner: string; id: string }>;
   }
 
   async close(): Promise<void> {
@@ -327,8 +399,18 @@ export class SqliteFileSearchStore implements FileSearchStore {
 
   private deleteChunks(storeId: string, fileId: string): void {
     if (this.ftsExists(storeId)) this.db.prepare(`DELETE FROM ${ftsTable(storeId)} WHERE rowid IN (SELECT id FROM fs_chunks WHERE store_id = ? AND file_id = ?)`).run(storeId, fileId);
+    this.index?.deleteWhere('SELECT id FROM fs_chunks WHERE store_id = ? AND file_id = ?', storeId, fileId);
     const removed = this.db.prepare('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?').run(storeId, fileId).changes;
-    if (removed > 0) this.db.prepare('UPDATE fs_vector_stores SET index_version = index_version + 1 WHERE id = ?').run(storeId);
+    if (removed > 0) {
+      this.db.prepare('UPDATE fs_vector_stores SET index_version = index_version + 1 WHERE id = ?').run(storeId);
+      this.chunksChanged();
+    }
+  }
+
+  /** Within the transaction that changed fs_chunks: moves the chunk generation (and the index's, when it took the change). */
+  private chunksChanged(): void {
+    this.db.prepare("UPDATE fs_meta SET value = value + 1 WHERE key = 'chunks'").run();
+    if (this.index) this.db.prepare("UPDATE fs_meta SET value = (SELECT value FROM fs_meta WHERE key = 'chunks') WHERE key = 'vec'").run();
   }
 
   private ftsExists(storeId: string): boolean {

@@ -135,7 +135,22 @@ export interface StoredVectors {
   dimensions: number;
 }
 
+/** `fileSearch.vectorIndex`: the backend's index when it loads (`auto`), a required one, or none. */
+export type VectorIndexMode = 'auto' | 'sqlite-vec' | 'pgvector' | 'exact';
+/** The vector search a store actually uses: an index in the database, or the retriever's exact scan. */
+export type VectorIndexKind = 'sqlite-vec' | 'pgvector' | 'exact';
+
+export interface VectorHit {
+  chunkId: number;
+  fileId: string;
+  /** Cosine similarity, > 0. */
+  similarity: number;
+}
+
 export interface FileSearchStore {
+  /** `exact`: the retriever scans `loadVectors` itself; otherwise `vectorSearch` asks the database's index. */
+  readonly vectorIndex: VectorIndexKind;
+
   // ---- files
   insertFile(file: FileRecord): Promise<void>;
   getFile(owner: string, id: string): Promise<FileRecord | undefined>;
@@ -186,10 +201,18 @@ export interface FileSearchStore {
   indexVersion(storeId: string): Promise<number>;
   /** Full-text matches of any of `terms` (already sanitised words), best first. */
   keywordSearch(storeId: string, terms: string[], fileIds: string[] | null, limit: number): Promise<ChunkHit[]>;
+  /** The `limit` nearest chunks by cosine similarity among `fileIds` (null = all), best first; only when `vectorIndex` is not `exact`. */
+  vectorSearch(storeId: string, query: Float32Array, fileIds: string[] | null, limit: number): Promise<VectorHit[]>;
   /** Every embedding of the store (the source of truth for the exact scan). */
   loadVectors(storeId: string): Promise<StoredVectors>;
   chunkTexts(chunkIds: number[]): Promise<ChunkText[]>;
   fileChunks(storeId: string, fileId: string): Promise<string[]>;
+
+  // ---- expiry (the sweeper deletes what these return, a bounded batch at a time)
+  /** Files whose `expires_at` (seconds) is at or before `now`, oldest first, at most `limit`. */
+  expiredFiles(now: number, limit: number): Promise<Array<{ owner: string; id: string }>>;
+  /** Vector stores idle past `expires_after` (`last_active_at + days`), at or before `now`, at most `limit`. */
+  expiredStores(now: number, limit: number): Promise<Array<{ owner: string; id: string }>>;
 
   close(): Promise<void>;
 }

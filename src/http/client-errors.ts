@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GatewayError } from '../errors.js';
+import { Errors, GatewayError } from '../errors.js';
 
 /**
  * Failures Node's HTTP server meets before a request reaches the routes — a request line or
@@ -28,15 +28,15 @@ export function connectionsCheckingInterval(limits: Pick<ConnectionLimits, 'head
 export function describeClientError(err: { code?: string }): GatewayError {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new GatewayError(408, 'invalid_request_error', 'request_timeout', 'The request was not received in time; send its headers and body without pausing.');
+      return Errors.requestTimeout();
     case 'HPE_HEADER_OVERFLOW':
-      return new GatewayError(431, 'invalid_request_error', 'request_header_fields_too_large', 'The request line and headers are too large (a URL or a header is too long).');
+      return Errors.headersTooLarge();
     case 'HPE_INVALID_METHOD':
-      return new GatewayError(400, 'invalid_request_error', 'invalid_method', 'The request method is not a known HTTP method.');
+      return Errors.invalidMethod();
     case 'HPE_INVALID_URL':
-      return new GatewayError(400, 'invalid_request_error', 'invalid_url', 'The request URL is not valid.');
+      return Errors.invalidUrl();
     default:
-      return new GatewayError(400, 'invalid_request_error', 'invalid_http_request', 'The request is not valid HTTP/1.1.');
+      return Errors.invalidHttpRequest();
   }
 }
 

@@ -10,6 +10,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
+import { tenantOf } from '../observability/request-context.js';
 
 export interface CompactRouteDeps {
   engine: Engine;
@@ -35,7 +36,7 @@ export interface CompactRouteDeps {
  */
 export function compactRoutes(deps: CompactRouteDeps): Route[] {
   return [
-    { method: 'POST', path: '/v1/responses/compact', handle: (req, res) => compact(deps, req, res) },
+    { method: 'POST', path: '/v1/responses/compact', handle: (req, res) => compact(deps, req, res), turn: true },
     { method: 'POST', path: '/v1/responses/input_tokens', handle: (req, res) => inputTokens(deps, req, res) },
   ];
 }
@@ -52,7 +53,7 @@ async function compact(deps: CompactRouteDeps, req: IncomingMessage, res: Server
     const turn = await deps.engine.prepare(
       { model: body.model, input, instructions: body.instructions, previous_response_id: body.previous_response_id, store: false },
       signal,
-      { dryRun: true },
+      { dryRun: true, tenant: tenantOf(req) },
     );
     const history: JsonObject[] = [];
     if (turn.request.previousResponseId !== null) {
@@ -82,7 +83,7 @@ async function inputTokens(deps: CompactRouteDeps, req: IncomingMessage, res: Se
   await withAbort(res, async (signal) => {
     const { input } = splitPendingApprovals(body.input);
     const { background: _background, stream: _stream, ...rest } = body;
-    const turn = await deps.engine.prepare({ ...rest, input, store: false }, signal, { dryRun: true });
+    const turn = await deps.engine.prepare({ ...rest, input, store: false }, signal, { dryRun: true, tenant: tenantOf(req) });
     const count = await countInputTokens(deps.upstreamBaseUrl, turn.request.model, turn.conversation, turn.tools, signal, {
       apiKey: deps.upstreamApiKey,
       reasoningReplay: deps.reasoningReplay,

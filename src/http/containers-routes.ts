@@ -1,13 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { Errors, invalidRequest, notFound } from '../errors.js';
 import { ContainerError, type ContainerService } from '../containers/service.js';
-import { DEFAULT_TENANT, type ContainerFileRecord, type ContainerRecord } from '../containers/store.js';
+import { type ContainerFileRecord, type ContainerRecord } from '../containers/store.js';
 import type { JsonObject } from '../protocol/responses.js';
 import { isPlainObject } from '../tools/validate.js';
 import { readJsonBody, readRawBody, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import type { Route } from './router.js';
+import { tenantOf } from '../observability/request-context.js';
 
 const CONTAINER = /^\/v1\/containers\/([^/]+)$/;
 const FILES = /^\/v1\/containers\/([^/]+)\/files$/;
@@ -16,10 +17,10 @@ const CONTENT = /^\/v1\/containers\/([^/]+)\/files\/([^/]+)\/content$/;
 
 /**
  * The Containers API (`/v1/containers`, its files and their content) over the ContainerService.
- * Every container belongs to a tenant; until API keys carry one, that is the default tenant.
+ * Every container belongs to a tenant: the request's API key's (the default tenant while authentication is off).
  */
 export function containerRoutes(service: ContainerService, options: { maxBodyBytes: number; maxUploadBytes: number }): Route[] {
-  const owner = (_req: IncomingMessage) => DEFAULT_TENANT;
+  const owner = (req: IncomingMessage) => tenantOf(req);
   const container = async (req: IncomingMessage, id: string): Promise<ContainerRecord> => {
     const found = await service.get(id, owner(req));
     if (!found) throw notFound(`Container with id '${id}' not found.`, 'container_not_found');
@@ -150,7 +151,7 @@ async function readUpload(req: IncomingMessage, maxUploadBytes: number, maxBodyB
   const part = form.get('file');
   if (!part || typeof part === 'string') throw invalidRequest("Missing required parameter: 'file'.", 'file', 'missing_required_parameter');
   const data = new Uint8Array(await part.arrayBuffer());
-  if (data.byteLength > maxUploadBytes) throw new GatewayError(413, 'invalid_request_error', 'file_too_large', `The file exceeds the limit of ${maxUploadBytes} bytes.`, 'file');
+  if (data.byteLength > maxUploadBytes) throw Errors.fileTooLarge(maxUploadBytes);
   return { filename: part.name || 'upload', data };
 }
 

@@ -8,6 +8,7 @@ import { isPlainObject } from '../tools/validate.js';
 import { readJsonBody, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import type { Route } from './router.js';
+import { tenantOf } from '../observability/request-context.js';
 
 /** At most this many items per create / append request (as OpenAI limits them). */
 export const MAX_ITEMS_PER_REQUEST = 20;
@@ -29,7 +30,16 @@ export function conversationRoutes(store: ConversationStore, maxBodyBytes: numbe
     return found;
   };
 
-  return [
+  // every route on one conversation: another tenant's conversation is as absent as an unknown id
+  const owned = (route: Route): Route => ({
+    ...route,
+    handle: async (req, res, params, query) => {
+      if ((await store.ownerOf(params[0])) !== tenantOf(req)) throw conversationNotFound(params[0]);
+      await route.handle(req, res, params, query);
+    },
+  });
+
+  const routes: Route[] = [
     {
       method: 'POST',
       path: '/v1/conversations',
@@ -37,7 +47,7 @@ export function conversationRoutes(store: ConversationStore, maxBodyBytes: numbe
         const request = await body(req);
         const items = parseItems(request.items, false);
         const metadata = parseMetadata(request.metadata);
-        sendJson(res, 200, await store.create(metadata, items));
+        sendJson(res, 200, await store.create(metadata, items, tenantOf(req)));
       },
     },
     {
@@ -109,6 +119,7 @@ export function conversationRoutes(store: ConversationStore, maxBodyBytes: numbe
       },
     },
   ];
+  return routes.map((route) => (route.path === '/v1/conversations' ? route : owned(route)));
 }
 
 function listBody(items: readonly Item[], hasMore: boolean): JsonObject {

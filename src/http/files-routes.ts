@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { Errors, invalidRequest, notFound } from '../errors.js';
 import { BlobTooLargeError, type BlobStore } from '../files/blobs.js';
-import { DEFAULT_OWNER, type FileRecord, type FileSearchStore } from '../files/store.js';
+import { type FileRecord, type FileSearchStore } from '../files/store.js';
 import { newId } from '../util/ids.js';
 import { sendJson } from './json.js';
 import type { Route } from './router.js';
+import { perTenant } from './tenant-routes.js';
 
 /** The purposes OpenAI's Files API accepts. */
 export const FILE_PURPOSES = new Set(['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals']);
@@ -28,7 +29,10 @@ export function fileObject(f: FileRecord): Record<string, unknown> {
 
 /** The Files API: multipart upload streamed to disk, list with cursors, retrieve, delete, content. */
 export function filesRoutes(deps: FilesDeps): Route[] {
-  const owner = DEFAULT_OWNER;
+  return perTenant((owner) => tenantFilesRoutes(deps, owner));
+}
+
+function tenantFilesRoutes(deps: FilesDeps, owner: string): Route[] {
   const find = async (id: string): Promise<FileRecord> => {
     const file = await deps.store.getFile(owner, id);
     if (!file) throw notFound(`No such File object: ${id}`, null, 'id');
@@ -39,7 +43,7 @@ export function filesRoutes(deps: FilesDeps): Route[] {
       method: 'POST',
       path: '/v1/files',
       handle: async (req, res) => {
-        const file = await receiveUpload(req, deps);
+        const file = await receiveUpload(req, deps, owner);
         await deps.store.insertFile(file);
         sendJson(res, 200, fileObject(file));
       },
@@ -78,7 +82,7 @@ export function filesRoutes(deps: FilesDeps): Route[] {
       handle: async (_req, res, [id]) => {
         const file = await find(id);
         const size = await deps.blobs.size(id);
-        if (size === undefined) throw new GatewayError(500, 'server_error', 'file_content_missing', `The content of ${id} is missing from the gateway's file folder.`);
+        if (size === undefined) throw Errors.fileContentMissing(id);
         res.writeHead(200, {
           'content-type': 'application/octet-stream',
           'content-length': size,
@@ -99,12 +103,12 @@ export function filesRoutes(deps: FilesDeps): Route[] {
 }
 
 /** Parses `multipart/form-data` (`file`, `purpose`, `expires_after[…]`), streaming the file to its blob. */
-async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<FileRecord> {
+async function receiveUpload(req: IncomingMessage, deps: FilesDeps, owner: string): Promise<FileRecord> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) throw invalidRequest("The request must be 'multipart/form-data' with a 'file' and a 'purpose'.", null, 'invalid_request');
   const declared = Number(req.headers['content-length']);
   // a little room for the multipart framing and the other fields
-  if (Number.isFinite(declared) && declared > deps.maxUploadBytes + 64 * 1024) throw tooLarge(deps.maxUploadBytes);
+  if (Number.isFinite(declared) && declared > deps.maxUploadBytes + 64 * 1024) throw Errors.fileTooLarge(deps.maxUploadBytes);
 
   const id = newId('file').replace('_', '-');
   const fields: Record<string, string> = {};
@@ -145,15 +149,15 @@ async function receiveUpload(req: IncomingMessage, deps: FilesDeps): Promise<Fil
     try {
       await done;
     } catch (err) {
-      throw err instanceof BlobTooLargeError ? tooLarge(deps.maxUploadBytes) : err;
+      throw err instanceof BlobTooLargeError ? Errors.fileTooLarge(deps.maxUploadBytes) : err;
     }
-    if (truncated) throw tooLarge(deps.maxUploadBytes);
+    if (truncated) throw Errors.fileTooLarge(deps.maxUploadBytes);
     if (filename === undefined) throw invalidRequest("Missing required parameter: 'file'.", 'file', 'missing_required_parameter');
     const purpose = fields.purpose;
     if (purpose === undefined) throw invalidRequest("Missing required parameter: 'purpose'.", 'purpose', 'missing_required_parameter');
     if (!FILE_PURPOSES.has(purpose)) throw invalidRequest(`Invalid 'purpose': expected one of ${[...FILE_PURPOSES].join(', ')}.`, 'purpose');
     const createdAt = Math.floor(Date.now() / 1000);
-    return { id, owner: DEFAULT_OWNER, filename: filename || 'upload', purpose, bytes, createdAt, expiresAt: expiresAt(fields, createdAt) };
+    return { id, owner, filename: filename || 'upload', purpose, bytes, createdAt, expiresAt: expiresAt(fields, createdAt) };
   } catch (error) {
     await deps.blobs.delete(id);
     throw error;
@@ -169,8 +173,4 @@ function expiresAt(fields: Record<string, string>, createdAt: number): number | 
   const seconds = Number(secondsText);
   if (!Number.isInteger(seconds) || seconds < 3600 || seconds > 2_592_000) throw invalidRequest("Invalid 'expires_after.seconds': expected an integer from 3600 to 2592000.", 'expires_after.seconds');
   return createdAt + seconds;
-}
-
-function tooLarge(limit: number): GatewayError {
-  return new GatewayError(413, 'invalid_request_error', 'file_too_large', `The file exceeds the limit of ${limit} bytes.`, 'file');
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError, invalidRequest } from '../errors.js';
+import { Errors, GatewayError, invalidRequest } from '../errors.js';
 import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
-import { noteModel } from './request-context.js';
+import { noteModel } from '../observability/request-context.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -69,5 +69,5 @@ export function parseClientJson(text: string, what: string): unknown {
 }
 
 function tooLarge(limit: number): GatewayError {
-  return new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds the limit of ${limit} bytes.`);
+  return Errors.requestTooLarge(limit);
 }

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError, notFound } from '../errors.js';
+import { Errors, GatewayError, notFound } from '../errors.js';
 import { countInputTokens, estimateTokens } from '../engine/token-count.js';
-import type { Engine, Logger, PreparedTurn } from '../engine/turn.js';
+import type { Engine } from '../engine/turn.js';
+import type { PreparedTurn } from '../engine/types.js';
+import type { Logger } from '../util/logger.js';
 import { sendMessagesError } from '../messages/errors.js';
 import { MessageFold } from '../messages/fold.js';
 import { ModelLimits } from '../messages/model-limits.js';
@@ -13,6 +15,7 @@ import { newId } from '../util/ids.js';
 import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
 import { SseWriter } from './sse-writer.js';
+import { admitStream, tenantOf } from '../observability/request-context.js';
 
 export interface MessagesRouteDeps {
   engine: Engine;
@@ -38,7 +41,7 @@ const PING = 'event: ping\ndata: {"type":"ping"}\n\n';
 export function messagesRoutes(deps: MessagesRouteDeps): Route[] {
   const limits = new ModelLimits(deps.listModels);
   return [
-    { method: 'POST', path: '/v1/messages', handle: (req, res) => withErrors(deps, res, (id) => createMessage(deps, limits, req, res, id)) },
+    { method: 'POST', path: '/v1/messages', handle: (req, res) => withErrors(deps, res, (id) => createMessage(deps, limits, req, res, id)), turn: true },
     { method: 'POST', path: '/v1/messages/count_tokens', handle: (req, res) => withErrors(deps, res, (id) => countTokens(deps, req, res, id)) },
     // asked with `anthropic-version` (the Anthropic SDKs): Anthropic's list shape; else the OpenAI passthrough
     { method: 'GET', path: '/v1/models', handle: (req, res) => (req.headers['anthropic-version'] ? withErrors(deps, res, (id) => listModels(deps, res, id)) : listOpenAiModels(deps, res)) },
@@ -64,6 +67,7 @@ async function withErrors(deps: MessagesRouteDeps, res: ServerResponse, handle: 
 async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
   const decoded = decodeMessagesRequest(await readJsonBody(req, deps.maxBodyBytes));
   logIgnored(deps, decoded, requestId);
+  if (decoded.stream) admitStream(res);
   const controller = new AbortController();
   // the client went away: abort discovery, the upstream request and every tool call in flight
   const onClose = () => {
@@ -71,7 +75,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
   };
   res.on('close', onClose);
   try {
-    const turn = await deps.engine.prepare(decoded.body, controller.signal);
+    const turn = await deps.engine.prepare(decoded.body, controller.signal, { tenant: tenantOf(req) });
     applySampling(turn, decoded);
     await clampMaxTokens(turn, limits);
     if (decoded.stream) {
@@ -91,7 +95,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known
       const cause = turn.failure;
-      throw new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? 'upstream_error', fold.error?.message ?? 'The turn failed.', null, cause?.retryable ?? false);
+      throw Errors.turnFailed(cause, 'upstream_error', fold.error?.message ?? 'The turn failed.');
     }
     sendJson(res, 200, fold.result, { 'request-id': requestId });
   } finally {
@@ -124,13 +128,14 @@ async function countTokens(deps: MessagesRouteDeps, req: IncomingMessage, res: S
   // count_tokens takes a create request without max_tokens
   const decoded = decodeMessagesRequest(raw, { requireMaxTokens: false });
   logIgnored(deps, decoded, requestId);
+  if (decoded.stream) admitStream(res);
   const controller = new AbortController();
   const onClose = () => {
     if (!res.writableFinished) controller.abort();
   };
   res.on('close', onClose);
   try {
-    const turn = await deps.engine.prepare({ ...decoded.body, stream: false }, controller.signal, { dryRun: true });
+    const turn = await deps.engine.prepare({ ...decoded.body, stream: false }, controller.signal, { dryRun: true, tenant: tenantOf(req) });
     const count = await countInputTokens(deps.upstreamBaseUrl, turn.request.model, turn.conversation, turn.tools, controller.signal, {
       apiKey: deps.upstreamApiKey,
       reasoningReplay: deps.reasoningReplay,

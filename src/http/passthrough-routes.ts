@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { invalidRequest } from '../errors.js';
 import type { UpstreamRouter } from '../upstream/router.js';
 import { readRawBody } from './json.js';
-import { noteModel } from './request-context.js';
+import { noteModel } from '../observability/request-context.js';
 import type { Route } from './router.js';
 
 /** Upstream answer headers worth passing on; hop-by-hop and length headers are Node's business. */
@@ -16,7 +16,7 @@ const FORWARDED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
  */
 export function passthroughRoutes(router: UpstreamRouter, maxBodyBytes: number): Route[] {
   return [
-    { method: 'POST', path: '/v1/chat/completions', handle: (req, res) => forward(router, '/chat/completions', maxBodyBytes, req, res) },
+    { method: 'POST', path: '/v1/chat/completions', handle: (req, res) => forward(router, '/chat/completions', maxBodyBytes, req, res), turn: true },
     { method: 'POST', path: '/v1/embeddings', handle: (req, res) => forward(router, '/embeddings', maxBodyBytes, req, res) },
   ];
 }

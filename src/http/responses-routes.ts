@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError, invalidRequest, notFound } from '../errors.js';
+import { Errors, type ErrorCode, invalidRequest, notFound } from '../errors.js';
 import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
@@ -7,6 +7,9 @@ import type { InflightTurns } from './inflight.js';
 import { readJsonBody, sendError, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import { SseWriter } from './sse-writer.js';
+import { admitStream, tenantOf } from '../observability/request-context.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
+import { pageItems, type StoredResponse } from '../store/store.js';
 
 export interface ResponsesRouteDeps {
   engine: Engine;
@@ -20,6 +23,7 @@ export interface ResponsesRouteDeps {
 /** `POST /v1/responses`: validation errors are HTTP errors; once streaming, errors are events. */
 export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readJsonBody(req, deps.maxBodyBytes);
+  if ((body as { stream?: unknown } | null)?.stream === true) admitStream(res);
   const controller = new AbortController();
   // the client went away before we finished: abort discovery, the upstream request and every tool call
   const onClose = () => {
@@ -28,7 +32,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
   res.on('close', onClose);
   deps.inflight?.add(controller);
   try {
-    const turn = await deps.engine.prepare(body, controller.signal);
+    const turn = await deps.engine.prepare(body, controller.signal, { tenant: tenantOf(req) });
     if (turn.request.background) {
       // the run belongs to the gateway now: a client leaving does not stop it
       if (!turn.request.stream) {
@@ -57,7 +61,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
       // a blocking turn that failed after generation began: the client gets an error (the upstream
       // failure's own status where known), the failed response stays stored
       const cause = turn.failure;
-      sendError(res, new GatewayError(cause?.status ?? 502, cause?.type ?? 'upstream_error', cause?.code ?? response.error.code, `${response.error.message} (response ${response.id})`, null, cause?.retryable ?? false));
+      sendError(res, Errors.turnFailed(cause, response.error.code as ErrorCode, `${response.error.message} (response ${response.id})`));
       return;
     }
     sendJson(res, 200, response);
@@ -67,9 +71,15 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
   }
 }
 
-export async function getResponse(deps: ResponsesRouteDeps, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+/** The stored response `id` if it is the tenant's; another tenant's is as absent as an unknown id. */
+async function ownedResponse(deps: ResponsesRouteDeps, id: string, tenant: string): Promise<StoredResponse> {
   const record = await deps.store.get(id);
-  if (!record) throw notFound(`Response with id '${id}' not found.`);
+  if (!record || (record.owner ?? DEFAULT_TENANT) !== tenant) throw notFound(`Response with id '${id}' not found.`);
+  return record;
+}
+
+export async function getResponse(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+  const record = await ownedResponse(deps, id, tenantOf(req));
   if (query.get('stream') !== 'true') {
     sendJson(res, 200, record.response);
     return;
@@ -79,6 +89,7 @@ export async function getResponse(deps: ResponsesRouteDeps, id: string, query: U
   const afterText = query.get('starting_after');
   const after = afterText === null ? -1 : Number(afterText);
   if (!Number.isInteger(after) || after < -1) throw invalidRequest("Invalid 'starting_after': expected a sequence number.", 'starting_after', 'invalid_value');
+  admitStream(res);
   const writer = new SseWriter(res);
   writer.open();
   const controller = new AbortController();
@@ -91,9 +102,8 @@ export async function getResponse(deps: ResponsesRouteDeps, id: string, query: U
 }
 
 /** `POST /v1/responses/{id}/cancel`: only background runs can be cancelled. */
-export async function cancelResponse(deps: ResponsesRouteDeps, id: string, res: ServerResponse): Promise<void> {
-  const record = await deps.store.get(id);
-  if (!record) throw notFound(`Response with id '${id}' not found.`);
+export async function cancelResponse(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, res: ServerResponse): Promise<void> {
+  const record = await ownedResponse(deps, id, tenantOf(req));
   if (!record.response.background) throw invalidRequest('Only responses created with background: true can be cancelled.', null, 'response_not_cancellable');
   if (record.response.status !== 'queued' && record.response.status !== 'in_progress') {
     sendJson(res, 200, record.response);
@@ -120,9 +130,8 @@ function eventType(json: string): string {
   return json.slice(9, json.indexOf('"', 9));
 }
 
-export async function deleteResponse(deps: ResponsesRouteDeps, id: string, res: ServerResponse): Promise<void> {
-  const record = await deps.store.get(id);
-  if (!record) throw notFound(`Response with id '${id}' not found.`);
+export async function deleteResponse(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, res: ServerResponse): Promise<void> {
+  const record = await ownedResponse(deps, id, tenantOf(req));
   // a running response would be written back by its own next save: it must finish (or be cancelled) first
   if (record.response.status === 'queued' || record.response.status === 'in_progress') {
     throw invalidRequest(`Response '${id}' is still ${record.response.status}; cancel it or wait for it to finish before deleting it.`, null, 'response_in_progress');
@@ -131,8 +140,8 @@ export async function deleteResponse(deps: ResponsesRouteDeps, id: string, res: 
   sendJson(res, 200, { id, object: 'response.deleted', deleted: true });
 }
 
-export async function listInputItems(deps: ResponsesRouteDeps, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
-  const page = await deps.store.listInputItems(id, parseListQuery(query));
-  if (!page) throw notFound(`Response with id '${id}' not found.`);
+export async function listInputItems(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+  const options = parseListQuery(query);
+  const page = pageItems((await ownedResponse(deps, id, tenantOf(req))).inputItems, options);
   sendJson(res, 200, { object: 'list', data: page.data, first_id: page.firstId, last_id: page.lastId, has_more: page.hasMore });
 }

@@ -5,6 +5,8 @@ export interface Route {
   method: 'GET' | 'POST' | 'DELETE';
   path: string | RegExp;
   handle(req: IncomingMessage, res: ServerResponse, params: string[], query: URLSearchParams): Promise<void> | void;
+  /** Runs a model turn (counted against the concurrent-turn limits while it is answered). */
+  turn?: boolean;
 }
 
 export interface RouteMatch {

@@ -1,12 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
-import type { Logger } from '../engine/turn.js';
+import { Errors, GatewayError, isStoreUnavailable, toGatewayError } from '../errors.js';
+import type { Logger } from '../util/logger.js';
 import { answerClientError, connectionsCheckingInterval, writeErrorAndClose, type ConnectionLimits } from './client-errors.js';
 import { sendError, sendJson } from './json.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems, type ResponsesRouteDeps } from './responses-routes.js';
-import { GatewayRequest, GatewayResponse } from './request-context.js';
+import { GatewayRequest, GatewayResponse } from '../observability/request-context.js';
 import { matchRoute, routeLabel, type Route } from './router.js';
+import type { KeyRing } from '../auth/key-ring.js';
+import { authenticate, needsKey } from './authenticate.js';
+import type { Limiter } from './limiter.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
   log: Logger;
@@ -22,6 +25,16 @@ export interface HttpDeps extends ResponsesRouteDeps {
   wrap?: (req: GatewayRequest, res: GatewayResponse, handle: () => void) => void;
   /** True once a shutdown began: requests still arriving on open connections get a 503. */
   isClosing?: () => boolean;
+  /** API keys: every route but /health, /ready and /metrics needs one while any key exists. */
+  keys?: KeyRing;
+  /** Per-key rpm and concurrent turns; the gateway's concurrent turns and open streams. */
+  limiter?: Limiter;
+}
+
+/** What route() needs to admit a request. */
+interface Admission {
+  keys?: KeyRing;
+  limiter?: Limiter;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, maxConnections: 4_096 };
@@ -29,11 +42,11 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 2
 /** The Responses routes of `POST /v1/responses` and its resources. */
 function responsesRoutes(deps: HttpDeps): Route[] {
   return [
-    { method: 'POST', path: '/v1/responses', handle: (req, res) => createResponse(deps, req, res) },
-    { method: 'GET', path: /^\/v1\/responses\/([^/]+)\/input_items$/, handle: (_req, res, [id], query) => listInputItems(deps, id, query, res) },
-    { method: 'POST', path: /^\/v1\/responses\/([^/]+)\/cancel$/, handle: (_req, res, [id]) => cancelResponse(deps, id, res) },
-    { method: 'GET', path: /^\/v1\/responses\/([^/]+)$/, handle: (_req, res, [id], query) => getResponse(deps, id, query, res) },
-    { method: 'DELETE', path: /^\/v1\/responses\/([^/]+)$/, handle: (_req, res, [id]) => deleteResponse(deps, id, res) },
+    { method: 'POST', path: '/v1/responses', handle: (req, res) => createResponse(deps, req, res), turn: true },
+    { method: 'GET', path: /^\/v1\/responses\/([^/]+)\/input_items$/, handle: (req, res, [id], query) => listInputItems(deps, req, id, query, res) },
+    { method: 'POST', path: /^\/v1\/responses\/([^/]+)\/cancel$/, handle: (req, res, [id]) => cancelResponse(deps, req, id, res) },
+    { method: 'GET', path: /^\/v1\/responses\/([^/]+)$/, handle: (req, res, [id], query) => getResponse(deps, req, id, query, res) },
+    { method: 'DELETE', path: /^\/v1\/responses\/([^/]+)$/, handle: (req, res, [id]) => deleteResponse(deps, req, id, res) },
     { method: 'GET', path: '/health', handle: (_req, res) => sendJson(res, 200, deps.health()) },
     { method: 'GET', path: '/v1/models', handle: async (_req, res) => sendJson(res, 200, await deps.listModels()) },
   ];
@@ -61,10 +74,11 @@ export function createHttpServer(deps: HttpDeps): Server {
       observer?.begin(req, res);
       if (deps.isClosing?.()) {
         res.shouldKeepAlive = false;
-        sendError(res, new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true));
+        sendError(res, Errors.shuttingDown());
         return;
       }
-      const handle = () => void route(routes, req, res).catch((err: unknown) => handleError(deps, res, err));
+      if (deps.limiter) res.admitStream = deps.limiter.stream.bind(deps.limiter);
+      const handle = () => void route(routes, req, res, deps).catch((err: unknown) => handleError(deps, res, err));
       if (deps.wrap) deps.wrap(req, res, handle);
       else handle();
     },
@@ -74,23 +88,36 @@ export function createHttpServer(deps: HttpDeps): Server {
   server.on('clientError', answerClientError);
   // CONNECT (a proxy request) is not served; without a listener Node would just drop the socket
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    writeErrorAndClose(socket, new GatewayError(405, 'invalid_request_error', 'method_not_allowed', 'Method CONNECT is not allowed: this is not a proxy.'));
+    writeErrorAndClose(socket, Errors.methodNotAllowed('Method CONNECT is not allowed: this is not a proxy.'));
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    sendError(res, new GatewayError(417, 'invalid_request_error', 'expectation_failed', `Unsupported 'Expect' header: only '100-continue' is supported.`, 'Expect'));
+    sendError(res, Errors.expectationFailed());
   });
   return server as unknown as Server;
 }
 
-async function route(routes: readonly Route[], req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(routes: readonly Route[], req: IncomingMessage, res: ServerResponse, admission: Admission): Promise<void> {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   const method = req.method ?? 'GET';
   const match = matchRoute(routes, method, path);
-  if (match === 'method_not_allowed') throw new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `Method ${method} is not allowed on ${path}.`);
-  if (!match) throw new GatewayError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${method} ${path}.`);
-  if (req instanceof GatewayRequest) req.routeLabel = routeLabel(match.route);
+  if (match && match !== 'method_not_allowed' && req instanceof GatewayRequest) req.routeLabel = routeLabel(match.route);
+  // the key first: without one, not even whether a URL exists is told
+  if (admission.keys?.enabled && needsKey(path)) {
+    const key = authenticate(admission.keys, req);
+    if (req instanceof GatewayRequest) {
+      req.apiKey = key;
+      req.tenant = key.tenant;
+    }
+    admission.limiter?.request(key, res);
+  }
+  if (match === 'method_not_allowed') throw Errors.methodNotAllowed(`Method ${method} is not allowed on ${path}.`);
+  if (!match) throw Errors.unknownUrl(`Unknown request URL: ${method} ${path}.`);
+  if (match.route.turn && admission.limiter) {
+    const release = admission.limiter.turn(req instanceof GatewayRequest ? req.apiKey : undefined, res);
+    res.once('close', release);
+  }
   await match.route.handle(req, res, match.params, new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)));
 }
 

@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidRequest, notFound } from '../errors.js';
 import { parseMetadata } from '../engine/request.js';
-import { DEFAULT_OWNER, type BatchView, type FileSearchStore, type StoreFileRecord, type StoreFileStatus, type VectorStoreView } from '../files/store.js';
+import { type BatchView, type FileSearchStore, type StoreFileRecord, type StoreFileStatus, type VectorStoreView } from '../files/store.js';
 import { chunkingObject, parseAttributes, parseChunkingStrategy, parseExpiresAfter, parseSearchOptions } from '../retrieval/request-options.js';
 import type { Retriever } from '../retrieval/search.js';
 import { isPlainObject } from '../tools/validate.js';
 import { newId } from '../util/ids.js';
 import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
+import { perTenant } from './tenant-routes.js';
 
 export interface VectorStoresDeps {
   store: FileSearchStore;
@@ -80,7 +81,10 @@ export function batchObject(b: BatchView): Record<string, unknown> {
 
 /** The Vector Stores API: stores, files in a store, file batches, and direct search. */
 export function vectorStoresRoutes(deps: VectorStoresDeps): Route[] {
-  const owner = DEFAULT_OWNER;
+  return perTenant((owner) => tenantVectorStoresRoutes(deps, owner));
+}
+
+function tenantVectorStoresRoutes(deps: VectorStoresDeps, owner: string): Route[] {
   const { store } = deps;
   const body = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
     const value = await readJsonBody(req, deps.maxBodyBytes);

@@ -1,11 +1,16 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
-import { GatewayError, invalidRequest, toGatewayError } from '../errors.js';
-import { GatewayShutdown, type Engine, type Logger } from '../engine/turn.js';
+import { Errors, GatewayError, invalidRequest, toGatewayError } from '../errors.js';
+import { GatewayShutdown, type Engine } from '../engine/turn.js';
+import type { Logger } from '../util/logger.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
 import { writeErrorAndClose } from './client-errors.js';
 import { parseClientJson } from './json.js';
+import type { ApiKey, KeyRing } from '../auth/key-ring.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
+import { authenticate } from './authenticate.js';
+import type { Limiter } from './limiter.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -38,6 +43,10 @@ export interface ResponsesWebSocketDeps {
   maxMessageBytes: number;
   /** Keep-alive ping period; a connection that missed the previous pong is terminated. Default 30 s. */
   pingIntervalMs?: number;
+  /** API keys: the upgrade must carry one while any key exists (a 401 before the handshake otherwise). */
+  keys?: KeyRing;
+  /** Each `response.create` counts against its key's rpm and takes a turn slot. */
+  limiter?: Limiter;
 }
 
 export interface ResponsesWebSocket {
@@ -62,7 +71,7 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
   // a handshake `ws` refuses (wrong method, missing key, bad version …) is answered in the OpenAI shape
   wss.on('wsClientError', (err: Error, socket: Duplex) => {
     const status = /method/i.test(err.message) ? 405 : 400;
-    writeErrorAndClose(socket, new GatewayError(status, 'invalid_request_error', 'invalid_websocket_handshake', `Invalid WebSocket handshake: ${err.message}.`), status === 400 && /Version/.test(err.message) ? { 'Sec-WebSocket-Version': '13, 8' } : {});
+    writeErrorAndClose(socket, Errors.invalidWebSocketHandshake(err.message, status), status === 400 && /Version/.test(err.message) ? { 'Sec-WebSocket-Version': '13, 8' } : {});
   });
   const connections = new Set<Connection>();
   let closing = false;
@@ -75,9 +84,19 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
       writeErrorAndClose(
         socket,
         closing
-          ? new GatewayError(503, 'server_error', 'server_shutting_down', 'The gateway is shutting down; retry on another instance.', null, true)
-          : new GatewayError(404, 'invalid_request_error', 'unknown_url', `No WebSocket endpoint at ${path.slice(0, 200)}; use ${RESPONSES_WS_PATH}.`),
+          ? Errors.shuttingDown()
+          : Errors.unknownUrl(`No WebSocket endpoint at ${path.slice(0, 200)}; use ${RESPONSES_WS_PATH}.`),
       );
+      return;
+    }
+    let key: ApiKey | undefined;
+    try {
+      if (deps.keys?.enabled) {
+        key = authenticate(deps.keys, req);
+        deps.limiter?.request(key, undefined);
+      }
+    } catch (err) {
+      writeErrorAndClose(socket, toGatewayError(err), err instanceof GatewayError && err.status === 429 ? { 'Retry-After': '1' } : {});
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -85,7 +104,7 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
         ws.close(1001, 'Server shutting down');
         return;
       }
-      const connection = new Connection(ws, socket, req, deps);
+      const connection = new Connection(ws, socket, req, deps, key);
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));
     });
@@ -127,6 +146,8 @@ class Connection {
     private readonly socket: Duplex,
     req: IncomingMessage,
     private readonly deps: ResponsesWebSocketDeps,
+    /** The key the upgrade was authenticated with: every response of the socket is its tenant's. */
+    private readonly key: ApiKey | undefined,
   ) {
     this.authorization = req.headers.authorization;
     // binary frames are read as UTF-8 text too (lenient: some clients send their JSON that way)
@@ -227,6 +248,15 @@ class Connection {
     }
     const body = { ...params, stream: true };
 
+    let release: (() => void) | undefined;
+    try {
+      if (this.key) this.deps.limiter?.request(this.key, undefined);
+      release = this.deps.limiter?.turn(this.key);
+    } catch (err) {
+      this.forget(continued);
+      this.sendError(err, 0);
+      return;
+    }
     const controller = new AbortController();
     this.current = controller;
     let sent = 0;
@@ -238,7 +268,7 @@ class Connection {
       // the chain this turn continues, from the cache or the store, is what its own entry extends
       let parentChain: StoredResponse[] | undefined;
       const resolvePrevious = async (id: string) => (parentChain = (await this.resolvePrevious(id)) ?? (await this.deps.store.chain(id)));
-      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious });
+      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious, tenant: this.key?.tenant ?? DEFAULT_TENANT });
       await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
         onSettled: (record) => {
           if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record, parentChain);
@@ -251,6 +281,7 @@ class Connection {
       // before the first event this is the request's answer; after it (an engine bug) it still ends the stream
       this.sendError(err, sent);
     } finally {
+      release?.();
       if (this.current === controller) this.current = undefined;
     }
   }

@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayError } from '../errors.js';
+import { Errors, GatewayError, ToolDeclarationError, ToolTimeoutError } from '../errors.js';
 import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, outboundPolicy, resolveOutbound, type OutboundPolicy } from '../net/outbound-guard.js';
 import type { JsonObject } from '../protocol/responses.js';
-import { ToolDeclarationError, ToolTimeoutError } from '../tools/types.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { McpClientPool, type McpEndpoint, type McpToolInfo } from './pool.js';
 import { renderCallResult } from './render.js';
@@ -122,7 +121,7 @@ export class McpService {
       try {
         await resolveOutbound(new URL(server.endpoint.url), this.policy);
       } catch (err) {
-        if (err instanceof OutboundBlockedError) throw new GatewayError(400, 'invalid_request_error', 'mcp_server_url_not_allowed', err.message, `${server.param}.server_url`);
+        if (err instanceof OutboundBlockedError) throw Errors.mcpServerUrlNotAllowed(err.message, `${server.param}.server_url`);
         throw listFailure(server, err);
       }
     }
@@ -204,7 +203,7 @@ function operatorEndpoint(label: string, server: OperatorMcpServer): McpEndpoint
 }
 
 function listFailure(server: McpServerRef, err: unknown): GatewayError {
-  return new GatewayError(424, 'external_connector_error', 'mcp_list_tools_failed', `Error retrieving tool list from MCP server: '${server.label}'. ${describe(err, server)}`, server.param);
+  return Errors.mcpListToolsFailed(server.label, describe(err, server), server.param);
 }
 
 /** An error as the client may read it: the runtime's and the SDK's texts can quote a URL or a header value. */

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import type { Logger } from '../engine/turn.js';
-import { requestIdFor, type GatewayRequest, type GatewayResponse } from '../http/request-context.js';
+import type { Logger } from '../util/logger.js';
+import { requestIdFor, type GatewayRequest, type GatewayResponse } from './request-context.js';
 import type { GatewayMetrics } from './metrics.js';
 
 /**

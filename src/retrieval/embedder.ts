@@ -7,13 +7,51 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
+/** One `/v1/embeddings` exchange: the JSON body out, the status and text back. */
+export type EmbeddingsPost = (body: Record<string, unknown>, signal: AbortSignal) => Promise<{ status: number; text: string }>;
+
 export interface HttpEmbedderOptions {
-  /** Base URL including `/v1`. */
-  baseUrl: string;
-  apiKey?: string | null;
+  /** How a request reaches an embeddings server: a fixed URL, or the model router. */
+  post: EmbeddingsPost;
   model: string;
   batchSize: number;
   timeoutMs?: number;
+}
+
+/** A fixed embeddings server (`fileSearch.embeddingsUrl`): `baseUrl` includes `/v1`. */
+export function directEmbeddingsPost(baseUrl: string, apiKey: string | null | undefined): EmbeddingsPost {
+  return async (body, signal) => {
+    const response = await fetch(`${baseUrl.replace(/\/$/, '')}/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      body: JSON.stringify(body),
+      signal,
+    });
+    return { status: response.status, text: await response.text() };
+  };
+}
+
+/** Where a routed request goes: the model router's pass-through (aliases, model lists, failover). */
+export interface EmbeddingsRouter {
+  forward(path: string, body: Buffer, model: string, signal: AbortSignal, parsed: Record<string, unknown>): Promise<{ upstream: string; response: { statusCode: number; body: { text(): Promise<string> } } }>;
+}
+
+/**
+ * Embeddings routed by model like any other request: the embedding model (or alias) picks the
+ * upstream, as `POST /v1/embeddings` through the gateway would. No upstream serving the model
+ * is "no embeddings" (a 404), so the store goes keyword-only instead of failing files.
+ */
+export function routedEmbeddingsPost(router: EmbeddingsRouter): EmbeddingsPost {
+  return async (body, signal) => {
+    try {
+      const { response } = await router.forward('/embeddings', Buffer.from(JSON.stringify(body)), String(body.model), signal, body);
+      return { status: response.statusCode, text: await response.body.text() };
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      if (status === 404) return { status: 404, text: (err as Error).message };
+      throw err;
+    }
+  };
 }
 
 /**
@@ -39,20 +77,15 @@ export class HttpEmbedder implements Embedder {
 
   private async batch(texts: string[], signal: AbortSignal | undefined, attempt = 0): Promise<Float32Array[]> {
     const timeout = AbortSignal.timeout(this.options.timeoutMs ?? 60_000);
-    let response: Response;
+    let response: { status: number; text: string; ok?: boolean };
     try {
-      response = await fetch(`${this.options.baseUrl.replace(/\/$/, '')}/embeddings`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
-        body: JSON.stringify({ model: this.options.model, input: texts, encoding_format: 'float' }),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
+      response = await this.options.post({ model: this.options.model, input: texts, encoding_format: 'float' }, signal ? AbortSignal.any([signal, timeout]) : timeout);
     } catch (err) {
       if (signal?.aborted || attempt >= 1) throw err;
       return this.batch(texts, signal, attempt + 1);
     }
-    const text = await response.text();
-    if (!response.ok) {
+    const text = response.text;
+    if (response.status < 200 || response.status >= 300) {
       if (response.status === 404 || response.status === 405 || response.status === 501 || (response.status === 400 && /embed|not support|does not exist|not found|unknown model/i.test(text))) {
         throw new EmbeddingsUnsupportedError(`the upstream has no embeddings for model '${this.options.model}' (HTTP ${response.status}: ${text.slice(0, 200)})`);
       }

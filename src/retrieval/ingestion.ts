@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../files/blobs.js';
 import type { ChunkInput, FileSearchStore, IngestionJob } from '../files/store.js';
-import type { Logger } from '../engine/turn.js';
+import type { Logger } from '../util/logger.js';
 import { EmbeddingsUnsupportedError, type Embedder } from './embedder.js';
 import type { FileSearchSettings } from './settings.js';
 import { WorkerTaskError, type ExtractionPool } from './worker-pool.js';

@@ -39,8 +39,9 @@ export interface SearchHit {
  *
  * 1. The attribute filter is applied first, to the files: only chunks of matching files are
  *    ranked at all (never "search, then drop what does not match").
- * 2. Keyword side: the store's full-text index (FTS5 bm25 / PostgreSQL ts_rank) with sanitised terms.
- *    Vector side: an exact cosine scan of the stored float32 vectors (cached per index version).
+ * 2. Keyword side: the store's full-text index (FTS5 bm25 / PostgreSQL BM25) with sanitised terms.
+ *    Vector side: the database's vector index (sqlite-vec, pgvector HNSW) when the store has one,
+ *    else an exact cosine scan of the stored float32 vectors (cached per index version).
  * 3. Weighted reciprocal rank fusion. The score is the fused value divided by its maximum
  *    (first on every active side), so it lies in 0–1: 1 = ranked first by keyword and vector
  *    search alike; `score_threshold` cuts on that.
@@ -76,14 +77,16 @@ export class Retriever {
       for (const f of allowed) attributesByFile.set(`${storeId}\u0000${f.fileId}`, f.attributes);
       const allowedIds = request.filter ? allowed.map((f) => f.fileId) : null;
       const allowedSet = allowedIds ? new Set(allowedIds) : null;
-      const vectors = queryVectors ? await this.vectors(storeId) : undefined;
+      // the database's index when there is one; else the stored vectors, scanned here
+      const indexed = this.store.vectorIndex !== 'exact';
+      const vectors = queryVectors && !indexed ? await this.vectors(storeId) : undefined;
 
       for (let q = 0; q < queries.length; q++) {
         const useKeyword = request.mode !== 'vector';
-        const useVector = request.mode !== 'keyword' && queryVectors !== null && vectors !== undefined && vectors.fileIds.length > 0;
-        // the keyword query runs in the database while the vector scan runs here
+        const useVector = request.mode !== 'keyword' && queryVectors !== null && (indexed || (vectors !== undefined && vectors.fileIds.length > 0));
+        // the keyword query runs in the database while the vector search runs (here or there)
         const keywordPending = useKeyword ? this.store.keywordSearch(storeId, queryTerms(queries[q]), allowedIds, candidates) : Promise.resolve([]);
-        const vectorRanks = useVector ? nearest(vectors, queryVectors![q], allowedSet, candidates) : [];
+        const vectorRanks = !useVector ? [] : indexed ? await this.store.vectorSearch(storeId, queryVectors![q], allowedIds, candidates) : nearest(vectors!, queryVectors![q], allowedSet, candidates);
         const keywordRanks = await keywordPending;
         const wText = useKeyword ? request.weights.text : 0;
         const wEmbed = useVector ? request.weights.embedding : 0;

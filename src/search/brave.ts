@@ -1,4 +1,4 @@
-import { decodeEntities } from './html-to-text.js';
+import { decodeEntities } from './html-entities.js';
 import {
   clampCount,
   finishResults,

@@ -6,7 +6,7 @@
 // and the usage chunk (`choices: []`) only with `stream_options.include_usage`.
 
 import { randomUUID } from 'node:crypto';
-import type { PlannedToolCall, RoundPlan } from './script.js';
+import type { PlannedToolCall, RoundPlan } from './script-types.js';
 
 export interface ChatEncodeContext {
   id: string;

@@ -8,7 +8,7 @@
 // Pure apart from id minting.
 
 import { hex32 } from './chat-stream.js';
-import type { RoundPlan } from './script.js';
+import type { RoundPlan } from './script-types.js';
 
 export interface ResponsesEncodeContext {
   id: string;

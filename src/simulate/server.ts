@@ -15,7 +15,12 @@ import {
 } from './chat-stream.js';
 import { buildResponse, buildResponsesEvents, newResponseId, responsesErrorEvent } from './responses-stream.js';
 import { embeddingsResponse } from './embeddings.js';
-import { chatRequestToSim, planRound, responsesRequestToSim, type RoundPlan, type SimRequest } from './script.js';
+import { planRound } from './planner.js';
+import type { RoundPlan, SimRequest } from './script-types.js';
+import { chatRequestToSim, responsesRequestToSim } from './sim-request.js';
+import { Exchange, type SimulatorRequestRecord } from './exchange.js';
+
+export type { SimulatorRequestRecord };
 
 export interface SimulatorOptions {
   port?: number;
@@ -24,17 +29,6 @@ export interface SimulatorOptions {
   defaultDelayMs?: number /* default 0 */;
   /** Delay before each `/v1/embeddings` answer (default 0). */
   embeddingsDelayMs?: number;
-}
-
-export interface SimulatorRequestRecord {
-  path: string;
-  /** The parsed JSON body (the raw text when it was not valid JSON). */
-  body: any;
-  receivedAt: number;
-  /** The client went away before the answer was completely written. */
-  aborted: boolean;
-  /** The answer was completely written. */
-  finished: boolean;
 }
 
 export interface Simulator {
@@ -62,54 +56,6 @@ const MAX_FAIL_KEYS = 10_000;
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 const DONE_LINE = 'data: [DONE]\n\n';
-
-/** Per-request state shared by the writers. */
-class Exchange {
-  closed = false;
-  /** We destroyed the socket on purpose (close_after_chunks, shutdown): not a client abort. */
-  selfClosed = false;
-  private timer: NodeJS.Timeout | null = null;
-  private wake: (() => void) | null = null;
-
-  constructor(
-    readonly res: ServerResponse,
-    readonly record: SimulatorRequestRecord,
-  ) {}
-
-  /** Waits `ms`; returns false when the exchange closed meanwhile. */
-  sleep(ms: number): Promise<boolean> {
-    if (this.closed) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      this.wake = () => resolve(false);
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.wake = null;
-        resolve(!this.closed);
-      }, ms);
-    });
-  }
-
-  /** Waits for `drain`; returns false when the exchange closed first. */
-  drain(): Promise<boolean> {
-    if (this.closed) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      this.wake = () => resolve(false);
-      this.res.once('drain', () => {
-        this.wake = null;
-        resolve(!this.closed);
-      });
-    });
-  }
-
-  onClose(): void {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const wake = this.wake;
-    this.wake = null;
-    wake?.();
-  }
-}
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? '127.0.0.1';

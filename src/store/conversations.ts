@@ -14,8 +14,11 @@ export interface Conversation {
  * turn and extends with the turn's input and output. Same database as the responses.
  */
 export interface ConversationStore {
-  create(metadata: Record<string, string>, items: Item[]): Promise<Conversation>;
+  /** A new conversation of tenant `owner` (the default tenant when absent). */
+  create(metadata: Record<string, string>, items: Item[], owner?: string): Promise<Conversation>;
   get(id: string): Promise<Conversation | undefined>;
+  /** The tenant a conversation belongs to; undefined when it does not exist. */
+  ownerOf(id: string): Promise<string | undefined>;
   /** Replaces the metadata; undefined when the conversation does not exist. */
   update(id: string, metadata: Record<string, string>): Promise<Conversation | undefined>;
   delete(id: string): Promise<boolean>;
@@ -33,5 +36,7 @@ export interface ConversationStore {
    */
   acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseTurn(id: string, owner: string): Promise<void>;
+  /** Retention: deletes up to `limit` items added before `beforeSeconds` (epoch seconds); returns how many. */
+  pruneItems(beforeSeconds: number, limit: number): Promise<number>;
   close(): Promise<void>;
 }

@@ -1,8 +1,10 @@
 import type pg from 'pg';
+import { DEFAULT_TENANT } from './tenant.js';
 import type { Item } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
 import type { Conversation, ConversationStore } from './conversations.js';
+import { appendConversationItems } from './postgres-conversation-items.js';
 import { openMigratedPool, migrate, quoteIdent, withTransaction, type PostgresStoreOptions } from './postgres.js';
 import { pageFromRows, type ItemPage, type ListOptions } from './store.js';
 
@@ -48,14 +50,15 @@ export class PostgresConversationStore implements ConversationStore {
     return new PostgresConversationStore(pool, schema, false);
   }
 
-  async create(metadata: Record<string, string>, items: Item[]): Promise<Conversation> {
+  async create(metadata: Record<string, string>, items: Item[], owner = DEFAULT_TENANT): Promise<Conversation> {
     const conversation: Conversation = { id: newId('conv'), object: 'conversation', created_at: Math.floor(Date.now() / 1000), metadata: { ...metadata } };
     const normalized = items.map((item) => normalizeStoredItem(item));
     await withTransaction(this.pool, async (client) => {
-      await client.query(`INSERT INTO ${this.conversationsTable} (id, created_at, metadata) VALUES ($1, $2, $3::json)`, [
+      await client.query(`INSERT INTO ${this.conversationsTable} (id, created_at, metadata, owner) VALUES ($1, $2, $3::json, $4)`, [
         conversation.id,
         conversation.created_at,
         JSON.stringify(conversation.metadata),
+        owner,
       ]);
       await this.insertItems(client, conversation.id, normalized);
     });
@@ -65,6 +68,11 @@ export class PostgresConversationStore implements ConversationStore {
   async get(id: string): Promise<Conversation | undefined> {
     const { rows } = await this.pool.query<ConversationRow>(`SELECT id, created_at, metadata FROM ${this.conversationsTable} WHERE id = $1`, [id]);
     return rows.length > 0 ? decodeConversation(rows[0]) : undefined;
+  }
+
+  async ownerOf(id: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ owner: string }>(`SELECT owner FROM ${this.conversationsTable} WHERE id = $1`, [id]);
+    return rows[0]?.owner;
   }
 
   async update(id: string, metadata: Record<string, string>): Promise<Conversation | undefined> {
@@ -150,6 +158,16 @@ export class PostgresConversationStore implements ConversationStore {
     return (result.rowCount ?? 0) > 0;
   }
 
+  async pruneItems(beforeSeconds: number, limit: number): Promise<number> {
+    const result = await this.pool.query(
+      `DELETE FROM ${this.itemsTable} WHERE (conversation_id, position) IN (
+         SELECT conversation_id, position FROM ${this.itemsTable} WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       )`,
+      [beforeSeconds, limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
   }
@@ -169,26 +187,4 @@ export class PostgresConversationStore implements ConversationStore {
 
 function decodeConversation(row: ConversationRow): Conversation {
   return { id: row.id, object: 'conversation', created_at: Number(row.created_at), metadata: row.metadata };
-}
-
-/**
- * Appends items to a conversation inside the caller's transaction (also a turn's settlement, see
- * PostgresResponseStore.settle); false when the conversation does not exist.
- */
-export async function appendConversationItems(client: pg.PoolClient, schema: string, id: string, items: readonly Item[]): Promise<boolean> {
-  const s = quoteIdent(schema);
-  // the row lock queues concurrent appends; the next statement's snapshot sees the previous
-  // append committed, so max(position) + 1 is free
-  const { rows } = await client.query(`SELECT 1 FROM ${s}.conversations WHERE id = $1 FOR UPDATE`, [id]);
-  if (rows.length === 0) return false;
-  if (items.length === 0) return true;
-  const normalized = items.map((item) => normalizeStoredItem(item));
-  await client.query(
-    `INSERT INTO ${s}.conversation_items (conversation_id, position, item_id, item)
-     SELECT $1, next.base + i.ordinality - 1, i.item_id, i.item::json
-     FROM (SELECT COALESCE(MAX(position), -1) + 1 AS base FROM ${s}.conversation_items WHERE conversation_id = $1) AS next,
-          unnest($2::text[], $3::text[]) WITH ORDINALITY AS i(item_id, item, ordinality)`,
-    [id, normalized.map((item) => item.id), normalized.map((item) => JSON.stringify(item))],
-  );
-  return true;
 }

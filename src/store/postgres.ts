@@ -1,6 +1,10 @@
 import pg from 'pg';
 import type { Item } from '../protocol/responses.js';
-import { appendConversationItems } from './postgres-conversations.js';
+import { DEFAULT_TENANT } from './tenant.js';
+import { appendConversationItems } from './postgres-conversation-items.js';
+import { quoteIdent, quoteLiteral } from './postgres-sql.js';
+
+export { quoteIdent };
 import {
   itemIn,
   pageItems,
@@ -43,12 +47,6 @@ export function createPool(url: string, options: PostgresStoreOptions = {}): pg.
   return pool;
 }
 
-/** A double-quoted SQL identifier. */
-export function quoteIdent(name: string): string {
-  if (name.length === 0 || name.includes('\0')) throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(name)}`);
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
 /** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
 /**
  * Applies a store's DDL in one transaction under an advisory lock on (`lock`, schema): replicas
@@ -61,6 +59,7 @@ export async function migrateUnderLock(pool: pg.Pool, schema: string, lock: numb
   });
 }
 
+/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -153,6 +152,21 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
       ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS queued_at BIGINT;
       ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS request TEXT;
       CREATE INDEX IF NOT EXISTS background_runs_queue ON ${s}.background_runs (state, queued_at, id);
+      -- v3: retention prunes by age; items stored before are as old as their conversation
+      DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = ${quoteLiteral(schema)} AND table_name = 'conversation_items' AND column_name = 'created_at') THEN
+          ALTER TABLE ${s}.conversation_items ADD COLUMN created_at BIGINT;
+          UPDATE ${s}.conversation_items i SET created_at = c.created_at FROM ${s}.conversations c WHERE c.id = i.conversation_id;
+          ALTER TABLE ${s}.conversation_items ALTER COLUMN created_at SET DEFAULT (extract(epoch FROM now())::bigint);
+        END IF;
+      END $$;
+      -- v4: every stored object belongs to a tenant (an API key's); rows from before are the default tenant's
+      ALTER TABLE ${s}.responses ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
+      ALTER TABLE ${s}.conversations ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
+      ALTER TABLE ${s}.approvals ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
+      CREATE INDEX IF NOT EXISTS responses_by_created_at ON ${s}.responses (created_at);
+      CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON ${s}.conversation_items (created_at);
+      CREATE INDEX IF NOT EXISTS approvals_by_created_at ON ${s}.approvals (created_at);
   `);
 }
 
@@ -174,6 +188,7 @@ type Verdict = 'ok' | 'unknown' | 'used' | 'mismatch';
 interface DocumentRow {
   response: StoredResponse['response'];
   input_items: StoredResponse['inputItems'];
+  owner?: string;
 }
 
 /**
@@ -220,15 +235,15 @@ export class PostgresResponseStore implements ResponseStore {
   private async write(client: pg.Pool | pg.PoolClient, record: StoredResponse): Promise<void> {
     const r = record.response;
     await client.query(
-      `INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
-       VALUES ($1, $2, $3, $4, $5::json, $6::json)
+      `INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+       VALUES ($1, $2, $3, $4, $5::json, $6::json, $7)
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
-      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems)],
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), record.owner ?? DEFAULT_TENANT],
     );
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
-    const { rows } = await this.pool.query<DocumentRow>(`SELECT response, input_items FROM ${this.t.responses} WHERE id = $1`, [id]);
+    const { rows } = await this.pool.query<DocumentRow>(`SELECT response, input_items, owner FROM ${this.t.responses} WHERE id = $1`, [id]);
     return rows.length > 0 ? decode(rows[0]) : undefined;
   }
 
@@ -241,19 +256,19 @@ export class PostgresResponseStore implements ResponseStore {
          SELECT r.previous_response_id, chain.depth + 1 FROM ${this.t.responses} r JOIN chain ON r.id = chain.id
          WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
        )
-       SELECT r.response, r.input_items FROM chain JOIN ${this.t.responses} r ON r.id = chain.id ORDER BY chain.depth DESC`,
+       SELECT r.response, r.input_items, r.owner FROM chain JOIN ${this.t.responses} r ON r.id = chain.id ORDER BY chain.depth DESC`,
       [id],
     );
     return rows.length === 0 ? undefined : rows.map(decode);
   }
 
-  async findItem(id: string): Promise<Item | undefined> {
+  async findItem(id: string, owner = DEFAULT_TENANT): Promise<Item | undefined> {
     // a text match narrows the rows (ids are unique random strings); the documents say for sure.
     // No json operators: they reject documents holding \u0000, which `json` columns may keep.
     const needle = `"${id}"`;
     const { rows } = await this.pool.query<DocumentRow>(
-      `SELECT response, input_items FROM ${this.t.responses} WHERE strpos(response::text, $1) > 0 OR strpos(input_items::text, $1) > 0 ORDER BY created_at DESC LIMIT 20`,
-      [needle],
+      `SELECT response, input_items FROM ${this.t.responses} WHERE owner = $2 AND (strpos(response::text, $1) > 0 OR strpos(input_items::text, $1) > 0) ORDER BY created_at DESC LIMIT 20`,
+      [needle, owner],
     );
     for (const row of rows) {
       const found = itemIn(decode(row), id);
@@ -293,32 +308,48 @@ export class PostgresResponseStore implements ResponseStore {
     return (result.rowCount ?? 0) > 0;
   }
 
+  async pruneResponses(beforeSeconds: number, limit: number): Promise<number> {
+    // one statement, so atomic; SKIP LOCKED: replicas sweeping at once take different rows
+    const result = await this.pool.query(
+      `WITH doomed AS (
+         SELECT id FROM ${this.t.responses} WHERE created_at < $1 AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       ),
+       events AS (DELETE FROM ${this.t.events} WHERE response_id IN (SELECT id FROM doomed)),
+       records AS (DELETE FROM ${this.t.callRecords} WHERE response_id IN (SELECT id FROM doomed)),
+       approvals AS (DELETE FROM ${this.t.approvals} WHERE id IN (SELECT id FROM ${this.t.approvals} WHERE created_at < $1 * 1000 ORDER BY created_at LIMIT $2))
+       DELETE FROM ${this.t.responses} WHERE id IN (SELECT id FROM doomed)`,
+      [beforeSeconds, limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
     const { rows } = await this.pool.query<Pick<DocumentRow, 'input_items'>>(`SELECT input_items FROM ${this.t.responses} WHERE id = $1`, [id]);
     return rows.length > 0 ? pageItems(rows[0].input_items, options) : undefined;
   }
 
-  async recordApproval(id: string, digest: string): Promise<void> {
-    await this.pool.query(`INSERT INTO ${this.t.approvals} (id, digest, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, [id, digest, Date.now()]);
+  async recordApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<void> {
+    await this.pool.query(`INSERT INTO ${this.t.approvals} (id, digest, created_at, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`, [id, digest, Date.now(), owner]);
   }
 
-  async checkApproval(id: string, digest: string): Promise<Verdict> {
-    const { rows } = await this.pool.query<{ digest: string; used: boolean }>(`SELECT digest, used_at IS NOT NULL AS used FROM ${this.t.approvals} WHERE id = $1`, [id]);
+  async checkApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<Verdict> {
+    const { rows } = await this.pool.query<{ digest: string; used: boolean }>(`SELECT digest, used_at IS NOT NULL AS used FROM ${this.t.approvals} WHERE id = $1 AND owner = $2`, [id, owner]);
     if (rows.length === 0) return 'unknown';
     if (rows[0].digest !== digest) return 'mismatch';
     return rows[0].used ? 'used' : 'ok';
   }
 
-  async consumeApproval(id: string, digest: string): Promise<Verdict> {
+  async consumeApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<Verdict> {
     // One statement: the UPDATE takes the row lock and rechecks `used_at IS NULL` after a
     // concurrent consumer commits, so exactly one caller wins; the SELECT (the statement's
     // snapshot) tells the losers why.
     const { rows } = await this.pool.query<{ consumed: boolean; digest: string | null }>(
       `WITH consumed AS (
-         UPDATE ${this.t.approvals} SET used_at = $3 WHERE id = $1 AND digest = $2 AND used_at IS NULL RETURNING id
+         UPDATE ${this.t.approvals} SET used_at = $3 WHERE id = $1 AND digest = $2 AND owner = $4 AND used_at IS NULL RETURNING id
        )
-       SELECT EXISTS (SELECT 1 FROM consumed) AS consumed, (SELECT digest FROM ${this.t.approvals} WHERE id = $1) AS digest`,
-      [id, digest, Date.now()],
+       SELECT EXISTS (SELECT 1 FROM consumed) AS consumed, (SELECT digest FROM ${this.t.approvals} WHERE id = $1 AND owner = $4) AS digest`,
+      [id, digest, Date.now(), owner],
     );
     const row = rows[0];
     if (row.consumed) return 'ok';
@@ -394,10 +425,10 @@ export class PostgresResponseStore implements ResponseStore {
     const r = record.response;
     const result = await this.pool.query(
       `WITH owned AS (SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $7 FOR UPDATE)
-       INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
-       SELECT $1, $2, $3, $4, $5::json, $6::json FROM owned
+       INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+       SELECT $1, $2, $3, $4, $5::json, $6::json, $8 FROM owned
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
-      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner],
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner, record.owner ?? DEFAULT_TENANT],
     );
     return (result.rowCount ?? 0) === 1;
   }
@@ -466,12 +497,12 @@ export class PostgresResponseStore implements ResponseStore {
          ON CONFLICT DO NOTHING
        ),
        saved AS (
-         INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items)
-         SELECT $1, $2, $3, $4, $5::json, $6::json FROM claim
+         INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+         SELECT $1, $2, $3, $4, $5::json, $6::json, $10 FROM claim
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items
        )
        SELECT EXISTS (SELECT 1 FROM claim) AS owned`,
-      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner, events.map((e) => e.sequence), events.map((e) => e.json)],
+      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner, events.map((e) => e.sequence), events.map((e) => e.json), record.owner ?? DEFAULT_TENANT],
     );
     return rows[0].owned ? 'ok' : 'not_owner';
   }
@@ -514,5 +545,5 @@ class Abandon extends Error {
 
 function decode(row: DocumentRow): StoredResponse {
   // node-postgres parses `json` columns already
-  return { response: row.response, inputItems: row.input_items };
+  return { response: row.response, inputItems: row.input_items, ...(row.owner !== undefined ? { owner: row.owner } : {}) };
 }

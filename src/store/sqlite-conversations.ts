@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { DEFAULT_TENANT } from './tenant.js';
 import { openDatabase } from './sqlite-file.js';
 import { migrateSqlite } from './sqlite-schema.js';
 import type { Item } from '../protocol/responses.js';
@@ -36,9 +37,11 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly selectPageAsc: Database.Statement;
   private readonly selectPageDesc: Database.Statement;
   private readonly appendTx: (id: string, items: readonly Item[]) => boolean;
-  private readonly createTx: (conversation: Conversation, items: readonly Item[]) => void;
+  private readonly createTx: (conversation: Conversation, items: readonly Item[], owner: string) => void;
   private readonly deleteTx: (id: string) => boolean;
 
+  private readonly pruneItemRows: Database.Statement;
+  private readonly selectOwner: Database.Statement;
   private readonly takeLock: Database.Statement;
   private readonly dropLock: Database.Statement;
 
@@ -57,14 +60,16 @@ export class SqliteConversationStore implements ConversationStore {
        WHERE conversation_locks.until_ms < ? OR conversation_locks.owner = excluded.owner`,
     );
     this.dropLock = this.db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
-    this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?)');
+    this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata, owner) VALUES (?, ?, ?, ?)');
+    this.selectOwner = this.db.prepare('SELECT owner FROM conversations WHERE id = ?').pluck();
     this.selectConversation = this.db.prepare('SELECT id, created_at, metadata FROM conversations WHERE id = ?');
     this.updateMetadata = this.db.prepare('UPDATE conversations SET metadata = ? WHERE id = ?');
     this.deleteConversation = this.db.prepare('DELETE FROM conversations WHERE id = ?');
     this.deleteAllItems = this.db.prepare('DELETE FROM conversation_items WHERE conversation_id = ?');
     this.selectItems = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? ORDER BY position').pluck();
     this.selectNextPosition = this.db.prepare('SELECT COALESCE(MAX(position), -1) + 1 FROM conversation_items WHERE conversation_id = ?').pluck();
-    this.insertItem = this.db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    this.insertItem = this.db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.pruneItemRows = this.db.prepare('DELETE FROM conversation_items WHERE rowid IN (SELECT rowid FROM conversation_items WHERE created_at < ? ORDER BY created_at LIMIT ?)');
     // an id present more than once (a client may supply ids) resolves to its first occurrence
     this.selectItem = this.db.prepare('SELECT item FROM conversation_items WHERE conversation_id = ? AND item_id = ? ORDER BY position LIMIT 1').pluck();
     this.deleteItemRows = this.db.prepare('DELETE FROM conversation_items WHERE conversation_id = ? AND item_id = ?');
@@ -76,15 +81,16 @@ export class SqliteConversationStore implements ConversationStore {
 
     const insertItems = (id: string, items: readonly Item[]): void => {
       let position = this.selectNextPosition.get(id) as number;
-      for (const item of items) this.insertItem.run(id, position++, item.id, JSON.stringify(item));
+      const now = nowSeconds();
+      for (const item of items) this.insertItem.run(id, position++, item.id, JSON.stringify(item), now);
     };
     const append = this.db.transaction((id: string, items: readonly Item[]): boolean => {
       if (!this.selectConversation.get(id)) return false;
       insertItems(id, items);
       return true;
     });
-    const create = this.db.transaction((conversation: Conversation, items: readonly Item[]): void => {
-      this.insertConversation.run(conversation.id, conversation.created_at, JSON.stringify(conversation.metadata));
+    const create = this.db.transaction((conversation: Conversation, items: readonly Item[], owner: string): void => {
+      this.insertConversation.run(conversation.id, conversation.created_at, JSON.stringify(conversation.metadata), owner);
       insertItems(conversation.id, items);
     });
     const remove = this.db.transaction((id: string): boolean => {
@@ -94,14 +100,18 @@ export class SqliteConversationStore implements ConversationStore {
     // IMMEDIATE: take the write lock up front, so a read-then-write never meets a newer snapshot
     // written by the other connection (which busy_timeout cannot wait out)
     this.appendTx = (id, items) => append.immediate(id, items);
-    this.createTx = (conversation, items) => create.immediate(conversation, items);
+    this.createTx = (conversation, items, owner) => create.immediate(conversation, items, owner);
     this.deleteTx = (id) => remove.immediate(id);
   }
 
-  async create(metadata: Record<string, string>, items: Item[]): Promise<Conversation> {
+  async create(metadata: Record<string, string>, items: Item[], owner = DEFAULT_TENANT): Promise<Conversation> {
     const conversation: Conversation = { id: newId('conv'), object: 'conversation', created_at: Math.floor(Date.now() / 1000), metadata: { ...metadata } };
-    this.createTx(conversation, items.map((item) => normalizeStoredItem(item)));
+    this.createTx(conversation, items.map((item) => normalizeStoredItem(item)), owner);
     return conversation;
+  }
+
+  async ownerOf(id: string): Promise<string | undefined> {
+    return this.selectOwner.get(id) as string | undefined;
   }
 
   async get(id: string): Promise<Conversation | undefined> {
@@ -160,9 +170,17 @@ export class SqliteConversationStore implements ConversationStore {
     return this.deleteItemRows.run(id, itemId).changes > 0;
   }
 
+  async pruneItems(beforeSeconds: number, limit: number): Promise<number> {
+    return this.pruneItemRows.run(beforeSeconds, limit).changes;
+  }
+
   async close(): Promise<void> {
     if (this.ownsDb) this.db.close();
   }
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
 }
 
 function decodeConversation(row: ConversationRow): Conversation {
@@ -186,7 +204,7 @@ export class SqliteConversationWriter {
   constructor(db: Database.Database) {
     this.exists = db.prepare('SELECT 1 FROM conversations WHERE id = ?');
     this.nextPosition = db.prepare('SELECT COALESCE(MAX(position), -1) + 1 FROM conversation_items WHERE conversation_id = ?').pluck();
-    this.insert = db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO conversation_items (conversation_id, position, item_id, item, created_at) VALUES (?, ?, ?, ?, ?)');
     this.dropLease = db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
   }
 
@@ -202,7 +220,8 @@ export class SqliteConversationWriter {
   append(id: string, items: readonly Item[]): boolean {
     if (!this.exists.get(id)) return false;
     let position = this.nextPosition.get(id) as number;
-    for (const item of items) this.insert.run(id, position++, item.id, JSON.stringify(normalizeStoredItem(item)));
+    const now = nowSeconds();
+    for (const item of items) this.insert.run(id, position++, item.id, JSON.stringify(normalizeStoredItem(item)), now);
     return true;
   }
 }

@@ -69,11 +69,28 @@ function migrateNow(db: Database.Database): void {
     request: 'TEXT',
   });
   db.exec('CREATE INDEX IF NOT EXISTS background_runs_queue ON background_runs (state, queued_at, id)');
+  // v3: retention prunes by age — responses by their created_at, conversation items by when they were added
+  if (addColumns(db, 'conversation_items', { created_at: 'INTEGER' }).length > 0) {
+    // items stored before: as old as their conversation (the closest age known)
+    db.exec('UPDATE conversation_items SET created_at = (SELECT created_at FROM conversations WHERE id = conversation_id) WHERE created_at IS NULL');
+  }
+  // v4: every stored object belongs to a tenant (an API key's); rows from before are the default tenant's
+  for (const table of ['responses', 'conversations', 'approvals']) addColumns(db, table, { owner: "TEXT NOT NULL DEFAULT 'default'" });
+  db.exec(`
+    CREATE INDEX IF NOT EXISTS responses_by_created_at ON responses (created_at);
+    CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON conversation_items (created_at);
+    CREATE INDEX IF NOT EXISTS approvals_by_created_at ON approvals (created_at);
+  `);
 }
 
-function addColumns(db: Database.Database, table: string, columns: Record<string, string>): void {
+/** Adds the columns missing from `table`; returns the names added. */
+function addColumns(db: Database.Database, table: string, columns: Record<string, string>): string[] {
   const present = new Set((db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name));
+  const added: string[] = [];
   for (const [name, definition] of Object.entries(columns)) {
-    if (!present.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${definition}`);
+    if (present.has(name)) continue;
+    db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${definition}`);
+    added.push(name);
   }
+  return added;
 }

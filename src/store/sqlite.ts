@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { DEFAULT_TENANT } from './tenant.js';
 import { SqliteConversationWriter } from './sqlite-conversations.js';
 import { openDatabase } from './sqlite-file.js';
 import { migrateSqlite } from './sqlite-schema.js';
@@ -48,13 +49,15 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly deleteEvents: Database.Statement;
   private readonly upsertCallRecord: Database.Statement;
   private readonly deleteCallRecords: Database.Statement;
+  private readonly selectExpired: Database.Statement;
+  private readonly pruneApprovals: Database.Statement;
 
   constructor(dataDir: string | ':memory:') {
     this.database = openDatabase(dataDir);
     migrateSqlite(this.database);
-    this.insertApproval = this.database.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at) VALUES (?, ?, ?)');
-    this.useApproval = this.database.prepare('UPDATE approvals SET used_at = ? WHERE id = ? AND digest = ? AND used_at IS NULL');
-    this.selectApproval = this.database.prepare('SELECT digest, used_at FROM approvals WHERE id = ?');
+    this.insertApproval = this.database.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at, owner) VALUES (?, ?, ?, ?)');
+    this.useApproval = this.database.prepare('UPDATE approvals SET used_at = ? WHERE id = ? AND digest = ? AND owner = ? AND used_at IS NULL');
+    this.selectApproval = this.database.prepare('SELECT digest, used_at FROM approvals WHERE id = ? AND owner = ?');
     this.insertRun = this.database.prepare('INSERT OR REPLACE INTO background_runs (id, owner, heartbeat_at, state, queued_at, request) VALUES (?, ?, ?, ?, ?, ?)');
     this.touchRun = this.database.prepare('UPDATE background_runs SET heartbeat_at = ? WHERE id = ? AND owner = ? RETURNING cancel_requested');
     this.cancelRun = this.database.prepare('UPDATE background_runs SET cancel_requested = 1 WHERE id = ?');
@@ -70,11 +73,11 @@ export class SqliteResponseStore implements ResponseStore {
     this.selectEvents = this.database.prepare('SELECT sequence, event FROM response_events WHERE response_id = ? AND sequence > ? ORDER BY sequence');
     this.deleteEvents = this.database.prepare('DELETE FROM response_events WHERE response_id = ?');
     this.upsert = this.database.prepare(
-      `INSERT INTO responses (id, previous_response_id, status, created_at, response, input_items)
-       VALUES (@id, @previous, @status, @createdAt, @response, @inputItems)
+      `INSERT INTO responses (id, previous_response_id, status, created_at, response, input_items, owner)
+       VALUES (@id, @previous, @status, @createdAt, @response, @inputItems, @owner)
        ON CONFLICT(id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
     );
-    this.selectOne = this.database.prepare('SELECT response, input_items FROM responses WHERE id = ?');
+    this.selectOne = this.database.prepare('SELECT response, input_items, owner FROM responses WHERE id = ?');
     // Walk previous_response_id links in one statement; depth is bounded to stop cycles.
     this.selectChain = this.database.prepare(`
       WITH RECURSIVE chain(id, depth) AS (
@@ -83,10 +86,14 @@ export class SqliteResponseStore implements ResponseStore {
         SELECT r.previous_response_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.id
         WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
       )
-      SELECT r.response, r.input_items FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
+      SELECT r.response, r.input_items, r.owner FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
     this.deleteOne = this.database.prepare('DELETE FROM responses WHERE id = ?');
     this.upsertCallRecord = this.database.prepare('INSERT OR REPLACE INTO gateway_call_records (item_id, response_id, record) VALUES (?, ?, ?)');
     this.deleteCallRecords = this.database.prepare('DELETE FROM gateway_call_records WHERE response_id = ?');
+    this.selectExpired = this.database
+      .prepare("SELECT id FROM responses WHERE created_at < ? AND status IN ('completed', 'incomplete', 'failed', 'cancelled') ORDER BY created_at LIMIT ?")
+      .pluck();
+    this.pruneApprovals = this.database.prepare('DELETE FROM approvals WHERE id IN (SELECT id FROM approvals WHERE created_at < ? ORDER BY created_at LIMIT ?)');
   }
 
   async save(record: StoredResponse): Promise<void> {
@@ -102,6 +109,7 @@ export class SqliteResponseStore implements ResponseStore {
       createdAt: r.created_at,
       response: JSON.stringify(r),
       inputItems: JSON.stringify(record.inputItems),
+      owner: record.owner ?? DEFAULT_TENANT,
     });
   }
 
@@ -116,9 +124,33 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    this.deleteEvents.run(id);
-    this.deleteCallRecords.run(id);
-    return this.deleteOne.run(id).changes > 0;
+    return this.deleteTx(id);
+  }
+
+  /** The response with its event log and call records, in one transaction: never a log without its response. */
+  private readonly deleteTx = (id: string): boolean =>
+    this.database
+      .transaction(() => {
+        this.deleteEvents.run(id);
+        this.deleteCallRecords.run(id);
+        return this.deleteOne.run(id).changes > 0;
+      })
+      .immediate();
+
+  async pruneResponses(beforeSeconds: number, limit: number): Promise<number> {
+    return this.database
+      .transaction(() => {
+        const ids = this.selectExpired.all(beforeSeconds, limit) as string[];
+        for (const id of ids) {
+          this.deleteEvents.run(id);
+          this.deleteCallRecords.run(id);
+          this.deleteOne.run(id);
+        }
+        // approvals are issued by responses: past the same age, their response is gone too
+        this.pruneApprovals.run(beforeSeconds * 1000, limit);
+        return ids.length;
+      })
+      .immediate();
   }
 
   async listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined> {
@@ -126,9 +158,9 @@ export class SqliteResponseStore implements ResponseStore {
     return record ? pageItems(record.inputItems, options) : undefined;
   }
 
-  async findItem(id: string): Promise<Item | undefined> {
+  async findItem(id: string, owner = DEFAULT_TENANT): Promise<Item | undefined> {
     // a text match narrows the rows (ids are unique random strings); the documents say for sure
-    const rows = this.database.prepare('SELECT response, input_items FROM responses WHERE instr(response, ?) > 0 OR instr(input_items, ?) > 0 ORDER BY created_at DESC LIMIT 20').all(`"${id}"`, `"${id}"`) as Array<{ response: string; input_items: string }>;
+    const rows = this.database.prepare('SELECT response, input_items FROM responses WHERE owner = ? AND (instr(response, ?) > 0 OR instr(input_items, ?) > 0) ORDER BY created_at DESC LIMIT 20').all(owner, `"${id}"`, `"${id}"`) as Array<{ response: string; input_items: string }>;
     for (const row of rows) {
       const found = itemIn(decode(row), id);
       if (found) return found;
@@ -155,20 +187,20 @@ export class SqliteResponseStore implements ResponseStore {
     return out;
   }
 
-  async recordApproval(id: string, digest: string): Promise<void> {
-    this.insertApproval.run(id, digest, Date.now());
+  async recordApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<void> {
+    this.insertApproval.run(id, digest, Date.now(), owner);
   }
 
-  async checkApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'> {
-    const row = this.selectApproval.get(id) as { digest: string; used_at: number | null } | undefined;
+  async checkApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<'ok' | 'unknown' | 'used' | 'mismatch'> {
+    const row = this.selectApproval.get(id, owner) as { digest: string; used_at: number | null } | undefined;
     if (!row) return 'unknown';
     if (row.digest !== digest) return 'mismatch';
     return row.used_at === null ? 'ok' : 'used';
   }
 
-  async consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'> {
-    if (this.useApproval.run(Date.now(), id, digest).changes === 1) return 'ok';
-    const row = this.selectApproval.get(id) as { digest: string; used_at: number | null } | undefined;
+  async consumeApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<'ok' | 'unknown' | 'used' | 'mismatch'> {
+    if (this.useApproval.run(Date.now(), id, digest, owner).changes === 1) return 'ok';
+    const row = this.selectApproval.get(id, owner) as { digest: string; used_at: number | null } | undefined;
     if (!row) return 'unknown';
     return row.digest !== digest ? 'mismatch' : 'used';
   }
@@ -298,6 +330,6 @@ class Abandon extends Error {
   }
 }
 
-function decode(row: { response: string; input_items: string }): StoredResponse {
-  return { response: JSON.parse(row.response), inputItems: JSON.parse(row.input_items) };
+function decode(row: { response: string; input_items: string; owner?: string }): StoredResponse {
+  return { response: JSON.parse(row.response), inputItems: JSON.parse(row.input_items), ...(row.owner !== undefined ? { owner: row.owner } : {}) };
 }

@@ -5,6 +5,11 @@ export interface StoredResponse {
   response: ResponseObject;
   inputItems: Item[];
   /**
+   * The tenant the response belongs to (its API key's); absent = the default tenant. Written when
+   * the response is first stored and never changed; its background run and event log follow it.
+   */
+  owner?: string;
+  /**
    * What the model saw of this turn's gateway-executed calls. Carried by in-memory caches (a
    * WebSocket connection's `store: false` turns); stores keep them apart (`saveCallRecords`).
    */
@@ -60,17 +65,18 @@ export interface ResponseStore {
    * Remembers an approval request the gateway issued, bound to a digest of its server, tool and
    * arguments — also for `store: false` turns, so an echoed request cannot be altered or reused.
    */
-  recordApproval(id: string, digest: string): Promise<void>;
-  /** Whether an approval could be used now (`ok`), or why not; changes nothing. */
-  checkApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
-  /** Uses an approval once, atomically: `ok`, or why not. */
-  consumeApproval(id: string, digest: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
+  recordApproval(id: string, digest: string, owner?: string): Promise<void>;
+  /** Whether an approval could be used now (`ok`), or why not; changes nothing. Another tenant's is `unknown`. */
+  checkApproval(id: string, digest: string, owner?: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
+  /** Uses an approval once, atomically: `ok`, or why not. Another tenant's is `unknown`. */
+  consumeApproval(id: string, digest: string, owner?: string): Promise<'ok' | 'unknown' | 'used' | 'mismatch'>;
 
   /**
-   * An item by its id, as stored in some response's input or output (for `item_reference`).
+   * An item by its id, as stored in some response's input or output (for `item_reference`) of
+   * the tenant `owner` (the default tenant when absent).
    * Scans the stored documents: meant for the rare reference, not for a hot path.
    */
-  findItem(id: string): Promise<Item | undefined>;
+  findItem(id: string, owner?: string): Promise<Item | undefined>;
   /** Keeps the model-facing records of a response's gateway calls (replaced by item id). */
   saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void>;
   /** The records of these public item ids that are held (deleting a response deletes its records). */
@@ -120,6 +126,12 @@ export interface ResponseStore {
   appendEvents(responseId: string, events: readonly StreamEvent[], owner?: string): Promise<boolean>;
   /** Events with sequence_number > `after`, in order. */
   eventsAfter(responseId: string, after: number): Promise<StreamEvent[]>;
+  /**
+   * Retention: deletes up to `limit` settled responses created before `beforeSeconds` (epoch
+   * seconds), with their event logs, call records and approvals, in one transaction. Running
+   * responses are kept. Returns how many responses went.
+   */
+  pruneResponses(beforeSeconds: number, limit: number): Promise<number>;
   close(): Promise<void>;
 }
 

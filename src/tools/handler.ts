@@ -1,8 +1,6 @@
 import type { McpService } from '../mcp/service.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
-import type { ToolSearchSettings } from '../toolsearch/settings.js';
-import type { ParsedTool, ToolRegistry } from './registry.js';
-import type { GatewayExecution, InputCheckPolicy, RegistryEntry } from './types.js';
+import type { DeclaredTool, GatewayExecution, InputCheckPolicy, LoadableRegistry, RegistryEntry, ToolSearchSettings } from './types.js';
 
 /** What an execution side may know of the request it serves. */
 export interface RequestContext {
@@ -12,7 +10,12 @@ export interface RequestContext {
   model?: string;
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
   priorItems?: readonly JsonObject[];
+  /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
+  tenant?: string;
 }
+
+/** Builds the execution side of a gateway tool type for one declaration (undefined = not configured). */
+export type ExecutionFactory = (declaration: JsonObject, request: RequestContext) => GatewayExecution | undefined;
 
 /** What declaration-side handlers may ask of the gateway. */
 export interface DeclareContext {
@@ -79,8 +82,8 @@ export interface ToolHandler<D = JsonObject> {
 
 /** What stage 5 sees: the registry built from the request's declarations, and the declarations themselves. */
 export interface CompleteContext {
-  registry: ToolRegistry;
-  parsed: readonly ParsedTool[];
+  registry: LoadableRegistry;
+  parsed: readonly DeclaredTool[];
   /** Where this declaration is (`tools[2]`). */
   param: string;
   declare: DeclareContext;

@@ -10,8 +10,8 @@ import {
   namespaceHandler,
   toolSearchHandler,
   webSearchHandler,
-} from './handlers/index.js';
-import { MCP_SECRET_FIELDS } from './handlers/mcp.js';
+} from './handler-list.js';
+import { MCP_SECRET_FIELDS } from './mcp/handler.js';
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
 import { redactUrl } from '../util/redact.js';
@@ -92,6 +92,14 @@ export class ToolRegistry {
   /** How many deferred tools are loaded (the per-conversation cap counts these). */
   get loadedCount(): number {
     return this.loaded.size;
+  }
+
+  /** `offered` plus the loaded deferred tools (callable though not declared in mode `result`), when `include`. */
+  withLoaded(offered: ReadonlySet<string>, include: boolean): ReadonlySet<string> {
+    if (!include) return offered;
+    const names = new Set(offered);
+    for (const name of this.loaded) names.add(name);
+    return names;
   }
 
   /** Callable by the model: not deferred, or loaded. */

@@ -132,11 +132,36 @@ export interface GatewayExecution {
   requestApproval?(invocation: PlannedInvocation, emit: ItemEmitter): void;
 }
 
-export class ToolDeclarationError extends Error {
-  constructor(message: string, readonly param: string, readonly code = 'invalid_tool') {
-    super(message);
-  }
+export { ToolDeclarationError, ToolTimeoutError } from '../errors.js';
+
+/** How loaded deferred tools reach the model (config `tools.toolSearch.mode`). */
+export type DeferralMode = 'result' | 'declare' | 'eager';
+
+/** Hosted tool_search settings, as in config `tools.toolSearch`. */
+export interface ToolSearchSettings {
+  mode: DeferralMode;
+  modelModes: Readonly<Record<string, DeferralMode>>;
+  defaultLimit: number;
+  maxLimit: number;
+  maxToolsPerSearch: number;
+  maxSchemaBytesPerSearch: number;
+  maxLoadedTools: number;
+  maxSearchesPerResponse: number;
 }
 
-/** The abort reason a call's signal carries when its per-call timeout fired. */
-export class ToolTimeoutError extends Error {}
+/** The declarations a request's tools came from (`tools[2]` → its JSON), for tools that show them back (tool_search_output). */
+export interface DeclaredTool {
+  param: string;
+  raw: JsonObject;
+}
+
+/** What a tool that loads deferred tools may do with the request's registry (implemented by ToolRegistry). */
+export interface LoadableRegistry {
+  lookup(modelName: string): RegistryEntry | undefined;
+  all(): IterableIterator<RegistryEntry>;
+  markLoaded(modelName: string): void;
+  isLoaded(modelName: string): boolean;
+  readonly loadedCount: number;
+  deferral: 'declare' | 'result';
+  loadOnCall: boolean;
+}

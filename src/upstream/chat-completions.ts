@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { ChatStreamDecoder, encodeChatRequest, type ChatChunk, type ReasoningReplay } from '../protocol/chat.js';
 import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
@@ -32,7 +32,7 @@ export class ChatCompletionsUpstream implements UpstreamClient {
         try {
           chunk = JSON.parse(data) as ChatChunk;
         } catch {
-          throw new GatewayError(502, 'upstream_error', 'upstream_invalid_response', `The upstream sent an invalid chunk: ${data.slice(0, 200)}`);
+          throw Errors.upstreamInvalidResponse(`The upstream sent an invalid chunk: ${data.slice(0, 200)}`);
         }
         decoder.push(chunk, out);
       },

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { GatewayError } from '../errors.js';
+import { Errors, GatewayError } from '../errors.js';
 import type { RawEvent } from '../protocol/model.js';
 import { SseParser } from '../protocol/sse.js';
 import type { UpstreamOptions } from './client.js';
@@ -86,7 +86,7 @@ export class UpstreamTransport {
     try {
       return JSON.parse(text);
     } catch {
-      throw new GatewayError(502, 'upstream_error', 'upstream_invalid_response', `The upstream answered ${path} with something that is not JSON.`);
+      throw Errors.upstreamInvalidResponse(`The upstream answered ${path} with something that is not JSON.`);
     }
   }
 
@@ -139,9 +139,9 @@ export class UpstreamTransport {
     } catch (err) {
       if (signal.aborted) throw abortedError();
       if (err instanceof GatewayError) throw err;
-      if (err instanceof FirstTokenTimeout || exchange.abortReason instanceof FirstTokenTimeout) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream sent nothing within ${this.options.firstTokenTimeoutMs} ms.`);
-      if (err instanceof undiciErrors.BodyTimeoutError) throw new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream stream was idle for more than ${this.options.idleTimeoutMs} ms.`);
-      throw new GatewayError(502, 'upstream_error', 'upstream_disconnected', `The upstream connection failed mid-stream: ${(err as Error).message}`);
+      if (err instanceof FirstTokenTimeout || exchange.abortReason instanceof FirstTokenTimeout) throw Errors.upstreamTimeout(`The upstream sent nothing within ${this.options.firstTokenTimeoutMs} ms.`);
+      if (err instanceof undiciErrors.BodyTimeoutError) throw Errors.upstreamTimeout(`The upstream stream was idle for more than ${this.options.idleTimeoutMs} ms.`);
+      throw Errors.upstreamDisconnected(`The upstream connection failed mid-stream: ${(err as Error).message}`);
     } finally {
       clearTimeout(firstTimer);
       signal.removeEventListener('abort', onAbort);
@@ -182,23 +182,16 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): 
 }
 
 function abortedError(): GatewayError {
-  return new GatewayError(499, 'invalid_request_error', 'client_disconnected', 'The client closed the request.');
+  return Errors.clientDisconnected();
 }
 
-function connectionError(err: unknown, options: UpstreamOptions): GatewayError & { retryable: boolean } {
+function connectionError(err: unknown, options: UpstreamOptions): GatewayError {
   const code = (err as { code?: string }).code;
   if (err instanceof undiciErrors.HeadersTimeoutError) {
-    return new GatewayError(504, 'timeout_error', 'upstream_timeout', `The upstream did not answer within ${options.firstTokenTimeoutMs} ms.`, null, false) as GatewayError & { retryable: boolean };
+    return Errors.upstreamTimeout(`The upstream did not answer within ${options.firstTokenTimeoutMs} ms.`);
   }
-  const timeout = err instanceof undiciErrors.ConnectTimeoutError;
-  return new GatewayError(
-    502,
-    'upstream_error',
-    timeout ? 'upstream_connect_timeout' : 'upstream_unavailable',
-    `The upstream model server is unreachable (${code ?? (err as Error).message}).`,
-    null,
-    true,
-  ) as GatewayError & { retryable: boolean };
+  const cause = code ?? (err as Error).message;
+  return err instanceof undiciErrors.ConnectTimeoutError ? Errors.upstreamConnectTimeout(cause) : Errors.upstreamUnavailable(cause);
 }
 
 /** Upstream 4xx keep their status and message; 5xx become 502. */
@@ -217,8 +210,8 @@ function statusError(status: number, text: string): GatewayError {
     // not JSON (or cut at the size cap): keep the text
   }
   message = message.slice(0, 2000);
-  if (status >= 500) return new GatewayError(502, 'upstream_error', 'upstream_error', `The upstream model server failed with status ${status}: ${message}`, null, true);
-  if (status === 429) return new GatewayError(429, 'rate_limit_error', 'rate_limit_exceeded', `Upstream: ${message}`, null, true);
-  if (status === 404) return new GatewayError(404, 'invalid_request_error', 'model_not_found', `Upstream: ${message}`, param);
-  return new GatewayError(status >= 400 && status < 500 ? status : 502, 'invalid_request_error', 'upstream_rejected', `Upstream: ${message}`, param);
+  if (status >= 500) return Errors.upstreamFailed(status, message);
+  if (status === 429) return Errors.upstreamRateLimited(message);
+  if (status === 404) return Errors.upstreamNotFound(message, param);
+  return Errors.upstreamRejected(status, message, param);
 }

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { ModelRequest, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
 import { ResponsesStreamDecoder, encodeResponsesRequest } from '../protocol/responses-upstream.js';
@@ -26,7 +26,7 @@ export class ResponsesUpstream implements UpstreamClient {
         try {
           event = JSON.parse(data) as Record<string, unknown>;
         } catch {
-          throw new GatewayError(502, 'upstream_error', 'upstream_invalid_response', `The upstream sent an invalid event: ${data.slice(0, 200)}`);
+          throw Errors.upstreamInvalidResponse(`The upstream sent an invalid event: ${data.slice(0, 200)}`);
         }
         decoder.push(event, out);
       },

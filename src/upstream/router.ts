@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { GatewayError } from '../errors.js';
+import { Errors, GatewayError } from '../errors.js';
 import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 import type { UpstreamClient } from './client.js';
 import type { UpstreamTransport } from './http.js';
@@ -181,7 +181,7 @@ export class UpstreamRouter implements UpstreamClient {
   private candidatesOrThrow(model: string): readonly Candidate[] {
     const candidates = this.candidates(model);
     if (candidates.length === 0) {
-      throw new GatewayError(404, 'invalid_request_error', 'model_not_found', `The model '${model}' does not exist or is not served by this gateway (GET /v1/models lists them).`, 'model');
+      throw Errors.modelNotFound(model);
     }
     return candidates;
   }
