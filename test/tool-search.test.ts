@@ -34,7 +34,8 @@ function deferredNamespaces(): any[] {
   }));
 }
 
-const TOOLS = [{ type: 'tool_search' }, { type: 'function', name: 'get_time', description: 'Current time', parameters: { type: 'object', properties: {} } }, ...deferredNamespaces()];
+const TRANSLATE = { type: 'function', name: 'translate_text', description: 'Translate text into another language', defer_loading: true, parameters: { type: 'object', properties: { text: { type: 'string' }, target_language: { type: 'string' } } } };
+const TOOLS = [{ type: 'tool_search' }, { type: 'function', name: 'get_time', description: 'Current time', parameters: { type: 'object', properties: {} } }, TRANSLATE, ...deferredNamespaces()];
 
 /** Every stream event valid per the Open Responses spec, except tool-search items, which it does not define. */
 function checkEvents(events: any[]): void {
@@ -109,6 +110,7 @@ describe('hosted tool_search: 200 deferred functions in 5 namespaces (openai SDK
     for (const ns of Object.keys(NAMESPACES)) expect(index).toContain(`Namespace ${ns} — ${NAMESPACES[ns as keyof typeof NAMESPACES].description}:`);
     expect(index).toContain('  - calendar.create_event: Create a event in calendar.');
     expect(index).toContain('  - devops.probe_secret: Probe a secret in devops.');
+    expect(index).toContain('\n- translate_text: Translate text into another language\n');
     expect(index.split('\n').filter((l) => l.startsWith('  - '))).toHaveLength(200);
     expect(index).not.toContain('"properties"');
     expect(JSON.stringify(round0.tools).length).toBeLessThan(16_000);
@@ -182,17 +184,29 @@ describe('hosted tool_search: 200 deferred functions in 5 namespaces (openai SDK
     expect(second.upstream[0].messages.find((m: any) => m.role === 'tool').content).toContain('## billing__refund_payment');
   });
 
-  it('paths: a whole namespace, one member and a bare name; unknown paths are named back to the model', async () => {
+  it("the SDK's stream accumulator (responses.stream → finalResponse) takes a search-and-call response", async () => {
+    const stream = client.responses.stream({
+      model: 'm',
+      tools: TOOLS,
+      input: scripted({ rounds: [{ tool_calls: [{ name: 'tool_search', arguments: { paths: ['crm.score_lead'] } }] }, { tool_calls: [{ name: 'crm__score_lead', arguments: { lead_id: 'l1' } }] }] }),
+    } as any);
+    const final = await stream.finalResponse();
+    expect(final.output.map((i) => i.type)).toEqual(['tool_search_call', 'tool_search_output', 'function_call']);
+    expect(final.output[1]).toMatchObject({ type: 'tool_search_output', execution: 'server', tools: [{ type: 'namespace', name: 'crm' }] });
+  });
+
+  it('paths: a bare name, a whole namespace, one member; unknown paths are named back to the model', async () => {
     const { response, upstream } = await streamed({
-      input: scripted({ rounds: [{ tool_calls: [{ name: 'tool_search', arguments: { paths: ['devops', 'crm.find_lead', 'nope.none'] } }] }, { text: 'ok' }] }),
+      input: scripted({ rounds: [{ tool_calls: [{ name: 'tool_search', arguments: { paths: ['translate_text', 'devops', 'crm.find_lead', 'nope.none'] } }] }, { text: 'ok' }] }),
     });
     const tools = response.output[1].tools;
-    // caps: at most 20 tools per search (devops has 40)
-    expect(tools.map((t: any) => t.name)).toEqual(['devops']);
-    expect(tools[0].tools).toHaveLength(20);
+    // caps: at most 20 tools per search (devops has 40): the bare one and 19 of devops, crm's not reached
+    expect(tools.map((t: any) => t.name)).toEqual(['translate_text', 'devops']);
+    expect(tools[0]).toEqual(TRANSLATE);
+    expect(tools[1].tools).toHaveLength(19);
     const result = upstream[1].messages.find((m: any) => m.role === 'tool').content as string;
     expect(result).toContain("'nope.none' is not a tool you can load.");
-    expect(result).toMatch(/21 more matching tools were not loaded/);
+    expect(result).toMatch(/22 more matching tools were not loaded/);
   });
 
   it('calling a deferred tool by name without searching loads it on the spot', async () => {
@@ -245,7 +259,7 @@ describe('hosted tool_search: caching modes', () => {
     const before = tg.simulator.requests.length;
     const response = await client.responses.create({ model: 'eager-model', tools: TOOLS, input: scripted({ rounds: [{ tool_calls: [{ name: 'billing__void_receipt', arguments: { receipt_id: 'r' } }] }] }) } as any);
     const sent = tg.simulator.requests[before].body;
-    expect(sent.tools).toHaveLength(201);
+    expect(sent.tools).toHaveLength(202);
     expect(sent.tools.map((t: any) => t.function.name)).not.toContain('tool_search');
     expect(response.output[0]).toMatchObject({ type: 'function_call', name: 'void_receipt', namespace: 'billing' });
   });
