@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Logger } from '../engine/turn.js';
+import type { Logger } from '../util/logger.js';
 import { hashApiKey, normalizeKeyHash } from './key-hash.js';
 import type { KeyStore } from './key-store.js';
 

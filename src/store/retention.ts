@@ -1,4 +1,4 @@
-import type { Logger } from '../engine/turn.js';
+import type { Logger } from '../util/logger.js';
 import type { ConversationStore } from './conversations.js';
 import type { ResponseStore } from './store.js';
 
