@@ -19,7 +19,6 @@ import { applyCompactions, maybeCompact, parseContextManagement } from './compac
 import { GatewayShutdown, type Logger, type PreparedTurn, type RunHooks } from './types.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
-import { markSearchedTools } from '../tools/tool-search/loaded.js';
 import { openRound } from './constrained-call.js';
 import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
@@ -158,7 +157,6 @@ export class Engine {
       const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
       preludeItems = await discoverTools(request.tools, discover);
       registry = registerTools(request.tools, declare);
-      markSearchedTools([...history, ...inputItems], registry);
       preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
       choice = resolveToolChoice(request.toolChoice, registry);
     } catch (err) {
@@ -303,7 +301,6 @@ export class Engine {
         toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
       };
       // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
-      // (round 0 may decode a forced custom tool's input under its grammar)
       const batches = await openRound(this.upstream, request, round === 0 ? turn.registry : undefined, signal, this.log);
       if (!acc.started) await this.begin(acc, turn);
       if (!startedTools) await startTools();

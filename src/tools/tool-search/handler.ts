@@ -3,6 +3,7 @@ import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { optionalObject, optionalString } from '../validate.js';
 import { HostedToolSearch, toolSearchFunction } from './execution.js';
+import { markSearchedTools } from './loaded.js';
 import { DEFAULT_TOOL_SEARCH_SETTINGS, deferralModeFor } from './settings.js';
 
 export interface ToolSearchDeclaration {
@@ -60,6 +61,8 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
     if (decl.execution !== 'server') return;
     if (decl.hosted) {
       decl.hosted.attach(registry, parsed);
+      // what earlier turns' searches loaded (stored chain, conversation, echoed items) stays loaded
+      markSearchedTools(declare.request?.priorItems ?? [], registry);
       return;
     }
     if (deferralModeFor(declare.toolSearch ?? DEFAULT_TOOL_SEARCH_SETTINGS, declare.request?.model) === 'eager') {
