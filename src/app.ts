@@ -32,6 +32,7 @@ import { parseDuration } from './util/duration.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
 import { messagesRoutes } from './http/messages-routes.js';
+import { withCodexCatalog } from './http/codex-models-route.js';
 import { filesRoutes } from './http/files-routes.js';
 import { vectorStoresRoutes } from './http/vector-stores-routes.js';
 import type { ResponseStore } from './store/store.js';
@@ -232,13 +233,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...opsRoutes({ ready, metrics }),
       ...passthroughRoutes(upstream, config.limits.maxBodyBytes),
       ...filesRoutes({ store: fileSearch.store, blobs: fileSearch.blobs, maxUploadBytes: config.files.maxUploadBytes }),
-      ...vectorStoresRoutes({ store: fileSearch.store, retriever: fileSearch.retriever, notifyIngestion: () => fileSearch.ingestion.notify(), maxBodyBytes: config.limits.maxBodyBytes, pollAfterMs: config.fileSearch.pollAfterMs }),
+      ...vectorStoresRoutes({ store: fileSearch.store, retriever: fileSearch.retriever, rewriter: fileSearch.rewriter, notifyIngestion: () => fileSearch.ingestion.notify(), maxBodyBytes: config.limits.maxBodyBytes, pollAfterMs: config.fileSearch.pollAfterMs }),
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...(codeInterpreter ? containerRoutes(codeInterpreter.service, { maxBodyBytes: config.limits.maxBodyBytes, maxUploadBytes: config.codeInterpreter.maxUploadBytes }) : []),
       // token counting asks the first upstream's /tokenize (vLLM)
       ...compactRoutes({ engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }),
       // the Anthropic Messages surface over the same engine (and GET /v1/models in its shape when asked)
-      ...messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: primary.url!, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }),
+      // …and in the shape of a Codex model catalog with ?client=codex
+      ...withCodexCatalog(messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: primary.url!, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }), listModels, config.clients),
     ],
     listModels,
   });

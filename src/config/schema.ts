@@ -287,6 +287,7 @@ const fileSearch = z
     workerThreads: count('Worker threads for extraction and chunking', 1, 1),
     pollAfterMs: count('`openai-poll-after-ms` on in-progress objects', 200, 1),
     claimLeaseMs: count("An ingestion claim's lease (a dead replica's files are taken over after it)", 30_000, 1),
+    rewriteModel: z.string().min(1).nullable().default(null).meta(doc('Model that rewrites queries of a search with `rewrite_query: true` (routed like any model)', { defaultText: 'none: a keyword rewrite' })),
     vectorIndex: z
       .enum(['auto', 'sqlite-vec', 'pgvector', 'exact'])
       .default('auto')
@@ -339,6 +340,20 @@ const metrics = z
   })
   .prefault({});
 
+// ─── coding-agent clients (switchyard codex / claude, GET /v1/models?client=codex) ──────────────
+const inputModalities = z.array(z.enum(['text', 'image'], { error: "expected 'text' or 'image'" })).min(1);
+const clientModel = z.strictObject({
+  inputModalities: inputModalities.optional(),
+  contextWindow: z.number().int().min(1).optional(),
+  reasoning: z.boolean().optional(),
+});
+const clients = z
+  .strictObject({
+    inputModalities: inputModalities.default(['text']).meta(doc('What served models accept, told to coding agents (Codex sends images only to models listing `image`)', { defaultText: '`["text"]`' })),
+    models: z.record(z.string(), clientModel).default({}).meta(doc('Per served model: `{inputModalities, contextWindow (else the upstream\'s `max_model_len`), reasoning (default true)}`', { defaultText: '`{}`' })),
+  })
+  .prefault({});
+
 const tracing = z
   .strictObject({
     otlpEndpoint: httpUrl.optional().meta(doc('OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); none = no tracing', { env: 'SWITCHYARD_OTLP_ENDPOINT' })),
@@ -363,6 +378,7 @@ export const configSchema = z.strictObject({
   codeInterpreter,
   metrics,
   tracing,
+  clients,
 });
 
 export type Config = z.output<typeof configSchema>;

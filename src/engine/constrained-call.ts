@@ -1,7 +1,6 @@
 import { GatewayError } from '../errors.js';
 import type { ModelRequest, ModelToolChoice, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
-import { CUSTOM_INPUT_KEY } from '../tools/custom/handler.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { RegistryEntry } from '../tools/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -37,7 +36,7 @@ export async function openRound(upstream: UpstreamClient, request: ModelRequest,
 export function forcedGrammarTool(toolChoice: ModelToolChoice | undefined, registry: ToolRegistry): RegistryEntry | undefined {
   if (typeof toolChoice !== 'object') return undefined;
   const entry = registry.lookup(toolChoice.name);
-  return entry?.shape === 'custom' && entry.grammar ? entry : undefined;
+  return entry?.constrained ? entry : undefined;
 }
 
 /** The round's request, decoding the forced tool's input under its grammar. */
@@ -47,7 +46,7 @@ export function constrainedRequest(request: ModelRequest, entry: RegistryEntry):
     `Now call the tool '${entry.identity.name}'. Reply with its input only: your whole reply is passed to the tool verbatim.`,
     entry.fn.description ?? '',
   ].join('\n\n');
-  return { ...rest, tools: [], grammar: entry.grammar, items: [...request.items, { type: 'message', role: 'user', content: [{ type: 'text', text: instruction }] }] };
+  return { ...rest, tools: [], grammar: entry.constrained!.grammar, items: [...request.items, { type: 'message', role: 'user', content: [{ type: 'text', text: instruction }] }] };
 }
 
 /** The upstream's text reply, re-read as the forced tool's call (reasoning and usage pass through). */
@@ -60,7 +59,7 @@ export async function* replyAsCall(batches: AsyncIterable<RawEvent[]>, entry: Re
         input += event.delta;
       } else if (event.kind === 'finish') {
         out.push({ kind: 'tool_call_start', index: 0, callId: newId(ID_PREFIX.call), name: entry.modelName });
-        out.push({ kind: 'tool_call_args', index: 0, delta: JSON.stringify({ [CUSTOM_INPUT_KEY]: input }) });
+        out.push({ kind: 'tool_call_args', index: 0, delta: entry.constrained!.callArguments(input) });
         out.push(event.reason === 'stop' ? { ...event, reason: 'tool_calls' } : event);
       } else {
         out.push(event);

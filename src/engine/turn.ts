@@ -4,11 +4,11 @@ import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/m
 import { ID_PREFIX, type Item, type JsonObject, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
-import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome, StoredResponse } from '../store/store.js';
+import type { GatewayCallRecord, ResponseStore, Settlement, SettleOutcome } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
-import { discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { APPROVAL_GATES, discoverTools, handlerForCallItem, itemWithoutCredentials, preludeFor, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ItemEmitter } from '../tools/types.js';
-import { boundApprovalDigest, resolveApprovals, useApprovals } from './approvals.js';
+import { useApprovals } from './approvals.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { normalizeStoredItem } from '../util/items.js';
@@ -16,7 +16,7 @@ import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator, type EventSink, type TerminalState } from './accumulator.js';
 import { CitationBook } from './citations.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import { GatewayShutdown, type Logger, type PreparedTurn, type RunHooks } from './types.js';
+import { GatewayShutdown, type Logger, type PreparedTurn, type PrepareOptions, type RunHooks } from './types.js';
 import { classifyRound } from './classify.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { openRound } from './constrained-call.js';
@@ -55,21 +55,6 @@ export interface TurnObserver {
   round(upstreamSeconds: number, gatewaySeconds: number): void;
   /** A response reached its terminal state after `rounds` inference rounds. */
   settled(response: ResponseObject, rounds: number): void;
-}
-
-export interface PrepareOptions {
-  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
-  tenant?: string;
-  /**
-   * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
-   * e.g. a WebSocket connection's cache of its own `store: false` turns.
-   */
-  resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
-  /**
-   * Build the turn without side effects (token counting, compaction requests): no conversation
-   * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
-   */
-  dryRun?: boolean;
 }
 
 /**
@@ -154,7 +139,7 @@ export class Engine {
     let preludeItems: Item[];
     const declare = { ...this.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems], tenant } };
     try {
-      const discover = { ...declare, priorListings: latestListings(history, inputItems), signal };
+      const discover = { ...declare, priorItems: [...history, ...inputItems], signal };
       preludeItems = await discoverTools(request.tools, discover);
       registry = registerTools(request.tools, declare);
       preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
@@ -207,7 +192,11 @@ export class Engine {
       }
     }
     // approvals are checked here and used up when the turn runs (useApprovals)
-    if (!dryRun) turn.approvedCalls = await resolveApprovals(history, inputItems, registry, this.store, registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), turn.toolsFollowRegistry === true && turn.toolChoice !== 'none'), tenant);
+    if (!dryRun) {
+      const offered = registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), turn.toolsFollowRegistry === true && turn.toolChoice !== 'none');
+      const check = (id: string, digest: string) => this.store.checkApproval(id, digest, tenant);
+      for (const gate of APPROVAL_GATES) turn.approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
+    }
     return turn;
   }
 
@@ -277,7 +266,7 @@ export class Engine {
     /** Once the response has started: the discovered lists, then the calls the client approved. */
     const startTools = async () => {
       startedTools = true;
-      for (const item of turn.preludeItems) emitListing(acc, item);
+      for (const item of turn.preludeItems) emitPrelude(acc, item);
       // an approval is used up only now that its call starts, not when the turn was prepared
       if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, this.store, turn.tenant));
     };
@@ -390,8 +379,10 @@ export class Engine {
   private async recordApprovalRequests(acc: ResponseAccumulator, turn: PreparedTurn, count: number): Promise<void> {
     const output = acc.response.output;
     for (const item of output.slice(output.length - count)) {
-      if (item.type !== 'mcp_approval_request') continue;
-      await this.store.recordApproval(item.id, boundApprovalDigest(item as JsonObject, turn.registry), turn.tenant);
+      for (const gate of APPROVAL_GATES) {
+        const digest = gate.bind(item as JsonObject, turn.registry);
+        if (digest !== undefined) await this.store.recordApproval(item.id, digest, turn.tenant);
+      }
     }
   }
 
@@ -526,19 +517,12 @@ function settleFailure(outcome: Exclude<SettleOutcome, 'ok'> | 'unavailable' | '
   }
 }
 
-/** A discovered `mcp_list_tools` item with its lifecycle: added (empty) → in_progress → completed → done. */
-function emitListing(acc: ResponseAccumulator, item: Item): void {
-  const index = acc.addItem({ ...item, tools: [] } as Item);
-  acc.emit('response.mcp_list_tools.in_progress', { item_id: item.id, output_index: index });
-  acc.emit('response.mcp_list_tools.completed', { item_id: item.id, output_index: index });
+/** An item that opens the turn (discovery output): its tool type's lifecycle, else added and done. */
+function emitPrelude(acc: ResponseAccumulator, item: Item): void {
+  const lifecycle = preludeFor(item.type);
+  const index = acc.addItem(lifecycle ? lifecycle.opened(item) : item);
+  for (const type of lifecycle?.events ?? []) acc.emit(type, { item_id: item.id, output_index: index });
   acc.doneItem(index, item);
-}
-
-/** The latest `mcp_list_tools` per server in the conversation (history, then this input). */
-function latestListings(history: readonly JsonObject[], input: readonly JsonObject[]): Map<string, JsonObject> {
-  const listings = new Map<string, JsonObject>();
-  for (const item of [...history, ...input]) if (item.type === 'mcp_list_tools' && typeof item.server_label === 'string' && !item.error) listings.set(item.server_label, item);
-  return listings;
 }
 
 function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmitter {

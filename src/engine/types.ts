@@ -95,3 +95,17 @@ export interface PreparedTurn {
   roundsRun?: number;
 }
 
+export interface PrepareOptions {
+  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
+  tenant?: string;
+  /**
+   * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
+   * e.g. a WebSocket connection's cache of its own `store: false` turns.
+   */
+  resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
+  /**
+   * Build the turn without side effects (token counting, compaction requests): no conversation
+   * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
+   */
+  dryRun?: boolean;
+}

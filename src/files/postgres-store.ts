@@ -105,6 +105,27 @@ export class PostgresFileSearchStore implements FileSearchStore {
         CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON ${s}.fs_chunks (store_id, file_id, position);
         CREATE INDEX IF NOT EXISTS fs_chunks_tsv ON ${s}.fs_chunks USING GIN (tsv);
         CREATE INDEX IF NOT EXISTS fs_files_expiry ON ${s}.fs_files (expires_at) WHERE expires_at IS NOT NULL;
+        -- BM25 (src/files/postgres-store.ts keywordSearch): term frequencies per chunk, chunk lengths,
+        -- and each store's chunk and token counts (document frequency is counted from the postings)
+        ALTER TABLE ${s}.fs_chunks ADD COLUMN IF NOT EXISTS doc_len INTEGER;
+        ALTER TABLE ${s}.fs_vector_stores ADD COLUMN IF NOT EXISTS chunk_count BIGINT NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS token_count BIGINT NOT NULL DEFAULT 0;
+        -- one row per (chunk, lexeme), carrying what BM25 needs (tf, the chunk's length, its file)
+        -- so a query reads only the postings of its terms, never the chunks themselves
+        CREATE TABLE IF NOT EXISTS ${s}.fs_postings (
+          store_id TEXT NOT NULL, lexeme TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES ${s}.fs_chunks (id) ON DELETE CASCADE,
+          tf INTEGER NOT NULL, doc_len INTEGER NOT NULL, file_id TEXT NOT NULL,
+          PRIMARY KEY (store_id, lexeme, chunk_id)
+        );
+        CREATE INDEX IF NOT EXISTS fs_postings_by_chunk ON ${s}.fs_postings (chunk_id);
+        -- chunks written before the postings existed (doc_len still NULL) are indexed now
+        UPDATE ${s}.fs_chunks c SET doc_len = (SELECT COALESCE(SUM(COALESCE(array_length(u.positions, 1), 1)), 0) FROM unnest(c.tsv) u) WHERE c.doc_len IS NULL;
+        INSERT INTO ${s}.fs_postings (store_id, lexeme, chunk_id, tf, doc_len, file_id)
+          SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1), c.doc_len, c.file_id
+          FROM ${s}.fs_chunks c, unnest(c.tsv) u WHERE NOT EXISTS (SELECT 1 FROM ${s}.fs_postings p WHERE p.chunk_id = c.id)
+          ON CONFLICT DO NOTHING;
+        UPDATE ${s}.fs_vector_stores v SET chunk_count = t.n, token_count = t.tokens
+          FROM (SELECT store_id, COUNT(*) AS n, COALESCE(SUM(doc_len), 0) AS tokens FROM ${s}.fs_chunks GROUP BY store_id) t
+          WHERE v.id = t.store_id AND (v.chunk_count <> t.n OR v.token_count <> t.tokens);
     `);
     const store = new PostgresFileSearchStore(pool, s, ownsPool);
     const want = wantsIndex(vectorIndex, 'pgvector');
@@ -310,6 +331,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
         });
         await client.query(`INSERT INTO ${this.s}.fs_chunks (store_id, file_id, position, text, embedding) VALUES ${tuples.join(', ')}`, values);
       }
+      await this.indexTerms(client, job.storeId, job.fileId);
       if (this.index) await this.index.afterInsert(client, job.storeId, job.fileId, chunks.map((c) => c.embedding));
       await client.query(`UPDATE ${this.s}.fs_vector_stores SET index_version = index_version + 1 WHERE id = $1`, [job.storeId]);
       return true;
@@ -330,15 +352,26 @@ export class PostgresFileSearchStore implements FileSearchStore {
     return row ? Number(row.index_version) : -1;
   }
 
+  /**
+   * BM25 over the store's postings, with the same formula and constants as SQLite FTS5's bm25()
+   * (k1 = 1.2, b = 0.75, idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6), so both backends
+   * rank alike: rare terms weigh more, long chunks are normalised. Terms are bare words, stemmed
+   * and stopword-filtered by PostgreSQL's `english` configuration, never tsquery syntax.
+   */
   async keywordSearch(storeId: string, terms: string[], fileIds: string[] | null, limit: number): Promise<ChunkHit[]> {
     if (terms.length === 0) return [];
-    // terms are bare words (letters, digits, _): quoted lexemes OR-ed, never tsquery syntax errors
-    const query = terms.map((t) => `'${t}'`).join(' | ');
     const rows = await this.rows<{ id: number; score: number }>(
-      `SELECT id, ts_rank(tsv, q)::float8 AS score FROM ${this.s}.fs_chunks, to_tsquery('english', $2) q
-       WHERE store_id = $1 AND tsv @@ q AND ($3::text[] IS NULL OR file_id = ANY($3::text[]))
-       ORDER BY score DESC, id LIMIT $4`,
-      [storeId, query, fileIds, limit],
+      `WITH st AS (SELECT GREATEST(chunk_count, 1)::float8 AS n, GREATEST(token_count::float8 / GREATEST(chunk_count, 1), 1e-9) AS avgdl FROM ${this.s}.fs_vector_stores WHERE id = $1),
+            hits AS MATERIALIZED (
+              SELECT lexeme, chunk_id, tf, doc_len, file_id FROM ${this.s}.fs_postings
+              WHERE store_id = $1 AND lexeme = ANY ((SELECT array_agg(DISTINCT u.lexeme) FROM unnest(to_tsvector('english', $2)) u)::text[])),
+            -- document frequencies over the whole store (a filter narrows the results, not the statistics, as in FTS5)
+            idf AS (SELECT h.lexeme, GREATEST(ln((st.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 1e-6) AS idf FROM hits h CROSS JOIN st GROUP BY h.lexeme, st.n)
+       SELECT h.chunk_id AS id, SUM(idf.idf * (h.tf * 2.2) / (h.tf + 1.2 * (0.25 + 0.75 * h.doc_len / st.avgdl)))::float8 AS score
+       FROM hits h JOIN idf ON idf.lexeme = h.lexeme CROSS JOIN st
+       WHERE $3::text[] IS NULL OR h.file_id = ANY($3::text[])
+       GROUP BY h.chunk_id ORDER BY score DESC, h.chunk_id LIMIT $4`,
+      [storeId, terms.join(' '), fileIds, limit],
     );
     return rows.map((r) => ({ chunkId: r.id, score: r.score }));
   }
@@ -392,7 +425,31 @@ export class PostgresFileSearchStore implements FileSearchStore {
     return { ...storeFromRow(row), fileCounts: counts, usageBytes: usage };
   }
 
+  /** Postings, chunk lengths and the store's counts for one file's chunks just inserted. */
+  private async indexTerms(client: pg.PoolClient, storeId: string, fileId: string): Promise<void> {
+    await client.query(
+      `UPDATE ${this.s}.fs_chunks c SET doc_len = (SELECT COALESCE(SUM(COALESCE(array_length(u.positions, 1), 1)), 0) FROM unnest(c.tsv) u) WHERE c.store_id = $1 AND c.file_id = $2`,
+      [storeId, fileId],
+    );
+    await client.query(
+      `INSERT INTO ${this.s}.fs_postings (store_id, lexeme, chunk_id, tf, doc_len, file_id)
+       SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1), c.doc_len, c.file_id FROM ${this.s}.fs_chunks c, unnest(c.tsv) u WHERE c.store_id = $1 AND c.file_id = $2`,
+      [storeId, fileId],
+    );
+    await this.adjustCounts(client, storeId, fileId, 1);
+  }
+
+  /** Adds (+1) or removes (−1) one file's chunks from the store's BM25 counts. */
+  private async adjustCounts(client: pg.PoolClient, storeId: string, fileId: string, sign: 1 | -1): Promise<void> {
+    await client.query(
+      `UPDATE ${this.s}.fs_vector_stores v SET chunk_count = v.chunk_count + $3 * t.n, token_count = v.token_count + $3 * t.tokens
+       FROM (SELECT COUNT(*) AS n, COALESCE(SUM(doc_len), 0) AS tokens FROM ${this.s}.fs_chunks WHERE store_id = $1 AND file_id = $2) t WHERE v.id = $1`,
+      [storeId, fileId, sign],
+    );
+  }
+
   private async deleteChunks(client: pg.PoolClient, storeId: string, fileId: string): Promise<void> {
+    await this.adjustCounts(client, storeId, fileId, -1);
     const removed = (await client.query(`DELETE FROM ${this.s}.fs_chunks WHERE store_id = $1 AND file_id = $2`, [storeId, fileId])).rowCount ?? 0;
     if (removed > 0) await client.query(`UPDATE ${this.s}.fs_vector_stores SET index_version = index_version + 1 WHERE id = $1`, [storeId]);
   }

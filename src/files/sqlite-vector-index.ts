@@ -11,6 +11,9 @@ export class VectorIndexUnavailableError extends Error {}
  * the chunk's file as a metadata column so attribute filters (resolved to file ids) are applied
  * inside the KNN query, before ranking. Rowids are `fs_chunks.id`.
  *
+ * Distances are L2 (SIMD in the prebuilt library, where cosine is not): the stored vectors are unit
+ * length, so the order is the cosine order and the similarity follows from the distance.
+ *
  * The float32 vectors in `fs_chunks.embedding` stay the source of truth: this index is written
  * in the same transactions as the chunks, and two counters in `fs_meta` (chunk generation,
  * index generation) tell at open whether it missed changes (the database was used in exact mode,
@@ -85,8 +88,11 @@ export class SqliteVectorIndex {
     if (fileIds !== null) args.push(JSON.stringify(fileIds));
     const rows = statement.all(...args) as Array<{ id: number; file_id: string; distance: number }>;
     const hits: VectorHit[] = [];
-    // cosine distance = 1 − similarity; as in the exact scan, only positive similarities count
-    for (const row of rows) if (1 - row.distance > 0) hits.push({ chunkId: row.id, fileId: row.file_id, similarity: 1 - row.distance });
+    // unit vectors: L2 distance² = 2 − 2·cos, so similarity = 1 − d²/2; as in the exact scan, only positive ones count
+    for (const row of rows) {
+      const similarity = 1 - (row.distance * row.distance) / 2;
+      if (similarity > 0) hits.push({ chunkId: row.id, fileId: row.file_id, similarity });
+    }
     return hits;
   }
 
@@ -111,7 +117,7 @@ export class SqliteVectorIndex {
   private ensureTable(width: number): void {
     if (this.tables.has(width)) return;
     if (!Number.isInteger(width) || width < 1 || width > 8192) throw new Error(`cannot index a vector of ${width} dimensions`);
-    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS fs_vec_d${width} USING vec0(store_id TEXT PARTITION KEY, embedding float[${width}] distance_metric=cosine, file_id TEXT)`);
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS fs_vec_d${width} USING vec0(store_id TEXT PARTITION KEY, embedding float[${width}] distance_metric=l2, file_id TEXT)`);
     this.tables.add(width);
   }
 }

@@ -3,6 +3,7 @@ import { invalidRequest, notFound } from '../errors.js';
 import { parseMetadata } from '../engine/request.js';
 import { type BatchView, type FileSearchStore, type StoreFileRecord, type StoreFileStatus, type VectorStoreView } from '../files/store.js';
 import { chunkingObject, parseAttributes, parseChunkingStrategy, parseExpiresAfter, parseSearchOptions } from '../retrieval/request-options.js';
+import type { QueryRewriter } from '../retrieval/query-rewrite.js';
 import type { Retriever } from '../retrieval/search.js';
 import { isPlainObject } from '../tools/validate.js';
 import { newId } from '../util/ids.js';
@@ -13,6 +14,8 @@ import { perTenant } from './tenant-routes.js';
 export interface VectorStoresDeps {
   store: FileSearchStore;
   retriever: Retriever;
+  /** `rewrite_query: true` on a direct search. */
+  rewriter: QueryRewriter;
   /** Wakes ingestion after files were attached. */
   notifyIngestion(): void;
   maxBodyBytes: number;
@@ -178,12 +181,15 @@ function tenantVectorStoresRoutes(deps: VectorStoresDeps, owner: string): Route[
         const queries = typeof request.query === 'string' ? [request.query] : Array.isArray(request.query) && request.query.every((q) => typeof q === 'string') ? (request.query as string[]) : undefined;
         if (!queries || queries.length === 0 || queries.every((q) => q.trim() === '')) throw invalidRequest("Invalid 'query': expected a non-empty string or array of strings.", 'query');
         const options = parseSearchOptions(request, null, 10);
+        if (request.rewrite_query !== undefined && request.rewrite_query !== null && typeof request.rewrite_query !== 'boolean') throw invalidRequest("Invalid type for 'rewrite_query': expected a boolean.", 'rewrite_query', 'invalid_type');
         await vectorStore(id);
-        const hits = await deps.retriever.search({ owner, storeIds: [id], queries, ...options });
+        // what is searched, and shown back as `search_query`: the rewritten queries when asked for
+        const searched = request.rewrite_query === true ? await Promise.all(queries.map((q) => deps.rewriter.rewrite(q))) : queries;
+        const hits = await deps.retriever.search({ owner, storeIds: [id], queries: searched, ...options });
         await store.updateStore(owner, id, { lastActiveAt: now() });
         sendJson(res, 200, {
           object: 'vector_store.search_results.page',
-          search_query: queries,
+          search_query: searched,
           data: hits.map((h) => ({ file_id: h.fileId, filename: h.filename, score: h.score, attributes: h.attributes, content: [{ type: 'text', text: h.text }] })),
           has_more: false,
           next_page: null,

@@ -18,6 +18,8 @@ export interface FileSearchSettings {
   pollAfterMs: number;
   /** How long an ingestion claim lasts without renewal (a dead replica's work is retried after it). */
   claimLeaseMs: number;
+  /** The model that rewrites `rewrite_query` searches; null = the deterministic keyword rewrite. */
+  rewriteModel: string | null;
   /** The vector index: the backend's when it loads (`auto`), a required one, or the exact scan. */
   vectorIndex: 'auto' | 'sqlite-vec' | 'pgvector' | 'exact';
   /** Time between expiry sweeps (expired files and vector stores are deleted). */
@@ -36,6 +38,7 @@ export const DEFAULT_FILE_SEARCH_SETTINGS: FileSearchSettings = {
   workerThreads: 1,
   pollAfterMs: 200,
   claimLeaseMs: 30_000,
+  rewriteModel: null,
   vectorIndex: 'auto',
   expirySweepMs: 60_000,
   expiryBatchSize: 100,

@@ -40,6 +40,12 @@ export interface ScriptStep {
 export interface Script {
   rounds: ScriptStep[];
   repeat_last?: boolean;
+  /**
+   * Other rounds for conversations whose last user message contains `user_contains` (the first
+   * match wins): a client that adds its own user message mid-session — Codex's compaction prompt,
+   * its summary hand-off — gets answers of its own instead of the script's round 0 again.
+   */
+  when?: Array<{ user_contains: string; rounds: ScriptStep[] }>;
 }
 
 /** A conversation message reduced to what the simulator needs. */

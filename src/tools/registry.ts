@@ -1,6 +1,6 @@
 import type { ModelFunction, ModelToolChoice } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
-import type { DeclareContext, DiscoverContext, ToolHandler } from './handler.js';
+import type { ApprovalGate, DeclareContext, DiscoverContext, PreludeLifecycle, ToolHandler } from './handler.js';
 import {
   codeInterpreterHandler,
   customHandler,
@@ -11,10 +11,8 @@ import {
   toolSearchHandler,
   webSearchHandler,
 } from './handler-list.js';
-import { MCP_SECRET_FIELDS } from './mcp/handler.js';
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
-import { redactUrl } from '../util/redact.js';
 
 const HANDLERS: readonly ToolHandler<any>[] = [
   functionHandler,
@@ -38,6 +36,23 @@ const HANDLER_BY_CALL_ITEM: ReadonlyMap<string, ToolHandler<any>> = new Map(HAND
 /** The gateway tool type whose calls are projected into public items of this type, if any. */
 export function handlerForCallItem(itemType: string): ToolHandler<any> | undefined {
   return HANDLER_BY_CALL_ITEM.get(itemType);
+}
+
+const HANDLER_BY_REPLAY_ITEM: ReadonlyMap<string, ToolHandler<any>> = new Map(HANDLERS.flatMap((h) => (h.replay ? (h.replayItemTypes ?? []) : []).map((t) => [t, h] as const)));
+
+/** The tool type that replays public items of this type for the model (calls, outputs, approvals), if any. */
+export function handlerForReplayItem(itemType: string): ToolHandler<any> | undefined {
+  return HANDLER_BY_REPLAY_ITEM.get(itemType);
+}
+
+/** Every tool type's approval gate. */
+export const APPROVAL_GATES: readonly ApprovalGate[] = HANDLERS.flatMap((h) => (h.gate ? [h.gate] : []));
+
+const PRELUDE_BY_ITEM: ReadonlyMap<string, PreludeLifecycle> = new Map(HANDLERS.flatMap((h) => (h.prelude ? [[h.prelude.itemType, h.prelude] as const] : [])));
+
+/** The lifecycle of an item that opens a turn (e.g. `mcp_list_tools`), if its tool type gives one. */
+export function preludeFor(itemType: string): PreludeLifecycle | undefined {
+  return PRELUDE_BY_ITEM.get(itemType);
 }
 
 /**
@@ -216,24 +231,13 @@ function logUnknownTypes(types: ReadonlySet<string>, ctx: DeclareContext): void 
 
 /** The `tools` echoed in the Response: as declared, minus credentials; function fields made explicit. */
 export function echoTools(parsed: readonly ParsedTool[]): JsonObject[] {
-  return parsed.map(({ raw }) => {
-    if (raw.type === 'function') {
-      return { ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null };
-    }
-    return withoutCredentials(raw);
-  });
+  return parsed.map(({ raw, handler }) => (handler?.echo ? handler.echo(raw) : withoutCredentials(raw)));
 }
 
-/**
- * A tool declaration as it may be stored or echoed: an MCP server's `authorization` and
- * `headers` removed, credentials in its `server_url` (userinfo, query values) redacted.
- */
+/** A tool declaration as it may be stored or echoed: its type's credentials removed (`redact`). */
 export function withoutCredentials(tool: JsonObject): JsonObject {
-  if (tool.type !== 'mcp') return tool;
-  const copy = { ...tool };
-  for (const field of MCP_SECRET_FIELDS) delete copy[field];
-  if (typeof copy.server_url === 'string') copy.server_url = redactUrl(copy.server_url);
-  return copy;
+  const handler = typeof tool.type === 'string' ? handlerFor(tool.type) : undefined;
+  return handler?.redact ? handler.redact(tool) : tool;
 }
 
 /** An item as it may be stored or echoed: tool declarations it carries (`tool_search_output`) without credentials. */
@@ -249,14 +253,8 @@ export interface ResolvedToolChoice {
   restricted?: boolean;
 }
 
-const HOSTED_CHOICE_TYPES: Record<string, string> = {
-  web_search: 'web_search',
-  web_search_preview: 'web_search',
-  web_search_preview_2025_03_11: 'web_search',
-  web_search_2025_08_26: 'web_search',
-  file_search: 'file_search',
-  code_interpreter: 'code_interpreter',
-};
+/** `tool_choice` by type for hosted types, aliases included (`web_search_preview` → `web_search`). */
+const HOSTED_CHOICE_TYPES: Readonly<Record<string, string>> = Object.fromEntries(HANDLERS.flatMap((h) => (h.choiceType ? h.types.map((t) => [t, h.choiceType!]) : [])));
 
 /** `tool_choice` resolved through the registry into the upstream's vocabulary plus the visible set. */
 export function resolveToolChoice(choice: unknown, registry: ToolRegistry): ResolvedToolChoice {

@@ -9,6 +9,7 @@ import type { FileSearchStore } from '../../files/store.js';
 import { directEmbeddingsPost, HttpEmbedder, routedEmbeddingsPost, type EmbeddingsRouter } from '../../retrieval/embedder.js';
 import { fileSearchExecutionFactory } from './execution.js';
 import { ExpirySweeper } from '../../retrieval/expiry-sweeper.js';
+import { keywordRewriter, modelRewriter, type ChatRouter, type QueryRewriter } from '../../retrieval/query-rewrite.js';
 import { IngestionService } from '../../retrieval/ingestion.js';
 import { Retriever } from '../../retrieval/search.js';
 import { ExtractionPool } from '../../retrieval/worker-pool.js';
@@ -22,6 +23,8 @@ export interface FileSearchService {
   ingestion: IngestionService;
   retriever: Retriever;
   expiry: ExpirySweeper;
+  /** `rewrite_query` on direct searches: the configured model, else the keyword rewrite. */
+  rewriter: QueryRewriter;
   /** The execution side of the `file_search` tool type. */
   execution: ExecutionFactory;
   close(): Promise<void>;
@@ -33,7 +36,7 @@ export interface FileSearchService {
  * embedding model like any request, or `fileSearch.embeddingsUrl`), ingestion workers, the expiry
  * sweeper and the retriever. The HTTP routes over them are mounted by the composition root (src/app.ts).
  */
-export async function setUpFileSearch(config: Config, router: EmbeddingsRouter, log: Logger): Promise<FileSearchService> {
+export async function setUpFileSearch(config: Config, router: EmbeddingsRouter & ChatRouter, log: Logger): Promise<FileSearchService> {
   const settings = config.fileSearch;
   const store = await openFileSearchStore(config, log);
   const blobs = new BlobStore(config.files.dir ?? join(config.dataDir, 'files'));
@@ -58,6 +61,7 @@ export async function setUpFileSearch(config: Config, router: EmbeddingsRouter, 
     ingestion,
     retriever,
     expiry,
+    rewriter: settings.rewriteModel ? modelRewriter(router, settings.rewriteModel, log) : keywordRewriter,
     execution: fileSearchExecutionFactory(retriever, config.tools.timeoutsMs.file_search ?? FILE_SEARCH_TIMEOUT_MS),
     async close() {
       await expiry.close();

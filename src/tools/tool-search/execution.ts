@@ -1,6 +1,6 @@
 import type { ModelFunction } from '../../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type ToolSearchCallItem, type ToolSearchOutputItem } from '../../protocol/responses.js';
-import type { DeclaredTool, GatewayExecution, GatewayInvocation, ItemEmitter, LoadableRegistry, PlannedInvocation, RegistryEntry, ToolOutcome, ToolSearchSettings } from '../types.js';
+import { toolError, toolResult, type DeclaredTool, type GatewayExecution, type GatewayInvocation, type ItemEmitter, type LoadableRegistry, type PlannedInvocation, type RegistryEntry, type ToolOutcome, type ToolSearchSettings } from '../types.js';
 import { loadedDeclarations, ToolCatalog, type CatalogTool } from './catalog.js';
 
 /** What a search hands its public items: the declarations it loaded. */
@@ -59,13 +59,13 @@ export class HostedToolSearch implements GatewayExecution {
   search(args: JsonObject): ToolOutcome {
     const registry = this.registry;
     const catalog = this.catalog;
-    if (!registry || !catalog) return { output: 'Error: tool search is not available.', isError: true };
+    if (!registry || !catalog) return toolError('tool search is not available.', 'fatal');
     if (++this.searches > this.settings.maxSearchesPerResponse) {
-      return { output: `Error: at most ${this.settings.maxSearchesPerResponse} tool searches per response. Use the tools already loaded, or answer.`, isError: true };
+      return toolError(`at most ${this.settings.maxSearchesPerResponse} tool searches per response. Use the tools already loaded, or answer.`);
     }
     const paths = Array.isArray(args.paths) ? args.paths.filter((p): p is string => typeof p === 'string') : typeof args.paths === 'string' ? [args.paths] : [];
     const query = typeof args.query === 'string' ? args.query.trim() : '';
-    if (paths.length === 0 && query === '') return { output: 'Error: give `paths` (exact tool names from the list) and/or a `query`.', isError: true };
+    if (paths.length === 0 && query === '') return toolError('give `paths` (exact tool names from the list) and/or a `query`.');
     const limit = Math.min(this.settings.maxLimit, Math.max(1, Number.isInteger(args.limit) ? (args.limit as number) : this.settings.defaultLimit));
 
     const notes: string[] = [];
@@ -106,7 +106,7 @@ export class HostedToolSearch implements GatewayExecution {
       notes.push(`${skipped} more matching tool${skipped === 1 ? ' was' : 's were'} not loaded (at most ${this.settings.maxToolsPerSearch} tools and ${this.settings.maxSchemaBytesPerSearch} schema bytes per search, ${this.settings.maxLoadedTools} per conversation); ask for them by path if you need them.`);
     }
     const output = [searchResultText(loaded.map((t) => t.entry), this.mode), ...notes].join('\n\n');
-    return { output, isError: false, detail: { tools: loadedDeclarations(loaded) } satisfies SearchDetail };
+    return toolResult(output, { tools: loadedDeclarations(loaded) } satisfies SearchDetail);
   }
 }
 

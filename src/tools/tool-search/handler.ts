@@ -1,9 +1,10 @@
 import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
+import { callIdOf } from '../replay.js';
 import { optionalObject, optionalString } from '../validate.js';
 import { HostedToolSearch, toolSearchFunction } from './execution.js';
-import { markSearchedTools } from './loaded.js';
+import { markSearchedTools, replaySearchResult } from './loaded.js';
 import { DEFAULT_TOOL_SEARCH_SETTINGS, deferralModeFor } from './settings.js';
 
 export interface ToolSearchDeclaration {
@@ -33,6 +34,18 @@ const DEFAULT_PARAMETERS = {
 export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
   types: ['tool_search'],
   owner: 'client',
+  // a search is the model's call of the tool_search function; its output tells what loaded
+  replayItemTypes: ['tool_search_call', 'tool_search_output'],
+  replay(item, ctx) {
+    // what the hosted search told the model, rebuilt from the tools it loaded
+    if (item.type === 'tool_search_output' && item.execution === 'server') return [{ type: 'function_call_output', callId: callIdOf(item), output: replaySearchResult(item, ctx.registry) }];
+    if (item.type === 'tool_search_call') {
+      return [{ type: 'function_call', callId: callIdOf(item), name: TOOL_SEARCH_NAME, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) }];
+    }
+    const tools = Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [];
+    const names = tools.map((t) => (t.type === 'namespace' ? `${String(t.name)} (namespace)` : String(t.name ?? t.type)));
+    return [{ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' }];
+  },
   parse(raw, param) {
     const execution = raw.execution ?? 'server';
     if (execution !== 'client' && execution !== 'server') {
