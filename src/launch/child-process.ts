@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { isatty } from 'node:tty';
 
 /** Signals passed on to the agent: whoever stops the launcher stops the agent. */
 const FORWARDED: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGINT'];
@@ -13,11 +14,13 @@ const FORWARDED: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGINT'];
  */
 export function runChild(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve, reject) => {
+    // asked of the file descriptor: touching process.stdin would open a reader on the agent's terminal
+    const terminal = isatty(0);
     const child = spawn(command, args, { stdio: 'inherit', env });
     const handlers = new Map<NodeJS.Signals, () => void>();
     for (const signal of FORWARDED) {
       const handler = () => {
-        if (signal === 'SIGINT' && process.stdin.isTTY) return;
+        if (signal === 'SIGINT' && terminal) return;
         if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       };
       handlers.set(signal, handler);
