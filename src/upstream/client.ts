@@ -17,9 +17,8 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-export interface UpstreamOptions {
-  baseUrl: string;
-  apiKey?: string;
+/** How the gateway talks to one upstream (the `upstream.*` transport keys). */
+export interface UpstreamTransport {
   connectTimeoutMs: number;
   /** From sending the request to the first event. */
   firstTokenTimeoutMs: number;
@@ -30,4 +29,9 @@ export interface UpstreamOptions {
   retryBaseDelayMs: number;
   /** Most upstream connections at once; 0 = no limit (one per open stream). */
   connections: number;
+}
+
+export interface UpstreamOptions extends UpstreamTransport {
+  baseUrl: string;
+  apiKey?: string;
 }
