@@ -32,6 +32,7 @@ import { parseDuration } from './util/duration.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
 import { messagesRoutes } from './http/messages-routes.js';
+import { withCodexCatalog } from './http/codex-models-route.js';
 import { filesRoutes } from './http/files-routes.js';
 import { vectorStoresRoutes } from './http/vector-stores-routes.js';
 import type { ResponseStore } from './store/store.js';
@@ -171,6 +172,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     mcp,
     grammar: { policy: config.tools.grammar, log: (message, fields) => log.warn(fields, message) },
+    toolSearch: config.tools.toolSearch,
   };
   // this process's runs and conversation leases, heart-beaten: a dead process holds nothing for long
   const ownership = new RunOwnership(store, conversations, log, config.background);
@@ -237,7 +239,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // token counting asks the first upstream's /tokenize (vLLM)
       ...compactRoutes({ engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }),
       // the Anthropic Messages surface over the same engine (and GET /v1/models in its shape when asked)
-      ...messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: primary.url!, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }),
+      // …and in the shape of a Codex model catalog with ?client=codex
+      ...withCodexCatalog(messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: primary.url!, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }), listModels, config.clients),
     ],
     listModels,
   });

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { startGateway } from './app.js';
-import { ConfigError, effectiveUpstreams, loadConfig, missingV1, type DeepPartial, type Config } from './config/config.js';
-import { configTable, flagKeys, helpEnvironment, helpOptions, maskSecrets } from './config/describe.js';
+import { ConfigError, effectiveUpstreams, loadConfig, missingV1 } from './config/config.js';
+import { configTable, helpEnvironment, helpOptions, maskSecrets } from './config/describe.js';
+import { flagOverrides, serveOptions } from './config/cli-flags.js';
 import { StartupError } from './config/startup-errors.js';
 import { startSimulator } from './simulate/server.js';
+import { runLauncher } from './launch/command.js';
 import { keysCommand } from './auth/keys-command.js';
 
 function version(): string {
@@ -22,7 +24,9 @@ Usage:
   switchyard config docs              print the configuration table (README)
   switchyard keys create NAME [--tenant T] [--rpm N] [--max-concurrent N] | list | revoke NAME
                                       API keys in the store (see switchyard keys --help)
-  switchyard simulate [--port N] [--host H]   run the built-in simulated model on its own
+  switchyard simulate [--port N] [--host H] [--max-model-len N]   run the built-in simulated model on its own
+  switchyard codex [gateway flags] [-- codex args…]     run the Codex CLI against Switchyard
+  switchyard claude [gateway flags] [-- claude args…]   run Claude Code against Switchyard
   switchyard --help | --version
 
 Options of serve (flags > environment > config file > defaults):
@@ -33,33 +37,6 @@ Environment:
 ${helpEnvironment()}
 
 Every key, its default and meaning: README.md "Configuration" (or \`switchyard config docs\`).`;
-}
-
-/** The serve flags, from the schema (every key that names a `flag`). */
-function serveOptions(): ParseArgsConfig['options'] {
-  const options: NonNullable<ParseArgsConfig['options']> = { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
-  for (const key of flagKeys()) options[key.doc!.flag!.replace(/^--/, '')] = { type: key.kind === 'boolean' ? 'boolean' : 'string' };
-  return options;
-}
-
-/** Flag values as config overrides, converted to each key's type. */
-function flagOverrides(values: Record<string, unknown>): DeepPartial<Config> {
-  const overrides: Record<string, unknown> = {};
-  for (const key of flagKeys()) {
-    const flag = key.doc!.flag!;
-    let value = values[flag.replace(/^--/, '')];
-    if (value === undefined) continue;
-    if (key.kind === 'number') {
-      const number = Number(value);
-      if (!Number.isFinite(number) || value === '') throw new ConfigError(`${flag}: expected a number, got '${String(value)}'`);
-      value = number;
-    }
-    const path = key.path.split('.');
-    let node = overrides;
-    for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
-    node[path[path.length - 1]] = value;
-  }
-  return overrides as DeepPartial<Config>;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -74,12 +51,18 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'config') return configCommand(rest);
   if (command === 'keys') return keysCommand(rest);
+  if (command === 'codex' || command === 'claude') {
+    // the agent's exit status is ours; the in-process gateway has stopped by then
+    process.exit(await runLauncher(command, rest, startGateway));
+  }
   if (command === 'simulate') {
-    const { values } = parseArgs({ args: rest, options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    const { values } = parseArgs({ args: rest, options: { port: { type: 'string' }, host: { type: 'string' }, 'max-model-len': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
     if (values.help) return console.log(usage());
     const port = values.port !== undefined ? Number(values.port) : 8000;
     if (!Number.isInteger(port)) throw new ConfigError(`--port: expected a number, got '${values.port}'`);
-    const sim = await startSimulator({ port, host: values.host ?? '127.0.0.1' });
+    const maxModelLen = values['max-model-len'] !== undefined ? Number(values['max-model-len']) : undefined;
+    if (maxModelLen !== undefined && !(Number.isInteger(maxModelLen) && maxModelLen > 0)) throw new ConfigError(`--max-model-len: expected a positive number, got '${values['max-model-len']}'`);
+    const sim = await startSimulator({ port, host: values.host ?? '127.0.0.1', maxModelLen });
     console.log(`switchyard simulated model listening on ${sim.url}`);
     onSignal(() => sim.close());
     return;

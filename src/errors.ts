@@ -56,6 +56,7 @@ export const ERROR_CATALOGUE = {
     ...bad('another turn holds the conversation (400); a turn lost its hold while generating (409, retryable, nothing stored)'),
     alsoStatus: [409],
   },
+  context_length_exceeded: bad("the conversation is longer than the model's context (the upstream refused it, e.g. vLLM's `max_model_len`); agents such as Codex compact and retry"),
   invalid_method: bad('a request method that is not HTTP'),
   invalid_url: bad('a request URL that cannot be parsed'),
   invalid_http_request: bad('a request that is not valid HTTP/1.1'),
@@ -174,6 +175,7 @@ export const Errors = {
   upstreamFailed: (status: number, message: string) => catalogued('upstream_error', `The upstream model server failed with status ${status}: ${message}`),
   upstreamRateLimited: (message: string) => catalogued('rate_limit_exceeded', `Upstream: ${message}`),
   upstreamNotFound: (message: string, param: string | null) => catalogued('model_not_found', `Upstream: ${message}`, param),
+  contextLengthExceeded: (message: string) => catalogued('context_length_exceeded', `Upstream: ${message}`, 'input'),
   upstreamRejected: (status: number, message: string, param: string | null) =>
     catalogued('upstream_rejected', `Upstream: ${message}`, param, { status: status >= 400 && status < 500 ? status : 502 }),
   compactionFailed: () => catalogued('compaction_failed', 'The model returned an empty compaction summary.'),

@@ -54,7 +54,6 @@ describe('configured keys', () => {
       ['GET', '/v1/models'],
       ['GET', '/v1/files'],
       ['POST', '/v1/conversations'],
-      ['POST', '/v1/messages'],
       ['POST', '/v1/chat/completions'],
       ['GET', '/v1/nothing-here'],
     ]) {
@@ -74,7 +73,9 @@ describe('configured keys', () => {
     expect(message.type).toBe('message');
     const wrong = new Anthropic({ baseURL: gw.gateway.url, apiKey: 'sk-nope-0123456789abcdef', maxRetries: 0 });
     const err = await wrong.messages.create({ model: 'sim', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
-    expect((err as { status?: number }).status).toBe(401);
+    expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+    // in Anthropic's shape on this surface
+    expect((err as { error?: unknown }).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
   });
 
   it('the WebSocket mode upgrade needs a key', async () => {

@@ -23,7 +23,7 @@ import {
   parseContextManagement,
   SUMMARY_MESSAGE_PREFIX,
 } from '../src/engine/compaction.js';
-import { approvalDigest } from '../src/engine/approvals.js';
+import { approvalDigest } from '../src/tools/mcp/approvals.js';
 import { toModelItems } from '../src/engine/conversation.js';
 import { countInputTokens, estimateTokens, tokenizeUrl } from '../src/engine/token-count.js';
 import { Engine } from '../src/engine/turn.js';

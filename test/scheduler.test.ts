@@ -33,7 +33,7 @@ function sleepingExecution(trace: Trace, opts: { parallelSafe: boolean; timeoutM
       try {
         await sleep(Number(inv.args.ms ?? 10), inv.signal);
         if (inv.args.fail) throw new Error(`boom ${inv.call.callId}`);
-        return { output: `ok ${inv.call.callId}`, isError: false };
+        return { kind: 'ok', output: `ok ${inv.call.callId}` };
       } catch (err) {
         if (inv.signal.aborted) trace.aborted.push(inv.call.callId);
         throw err;
@@ -42,7 +42,7 @@ function sleepingExecution(trace: Trace, opts: { parallelSafe: boolean; timeoutM
         trace.activeByName.set(name, trace.activeByName.get(name)! - 1);
       }
     },
-    end: (inv, outcome) => trace.events.push(`end ${inv.call.callId} ${outcome.isError ? 'error' : 'ok'}`),
+    end: (inv, outcome) => trace.events.push(`end ${inv.call.callId} ${outcome.kind === 'ok' ? 'ok' : 'error'}`),
   };
 }
 
@@ -86,9 +86,9 @@ describe('scheduler', () => {
     const started = Date.now();
     const outcomes = await runGatewayCalls(calls, { maxConcurrent: 4 }, emitter, new AbortController().signal);
     expect(Date.now() - started).toBeLessThan(500);
-    expect(outcomes[0]).toMatchObject({ isError: true, output: expect.stringMatching(/timed out after 50 ms/) });
-    expect(outcomes[1]).toMatchObject({ isError: true, output: 'Error: boom bad' });
-    expect(outcomes[2]).toEqual({ output: 'ok good', isError: false });
+    expect(outcomes[0]).toMatchObject({ kind: 'fatal', output: expect.stringMatching(/timed out after 50 ms/) });
+    expect(outcomes[1]).toMatchObject({ kind: 'fatal', output: 'Error: boom bad', reason: 'boom bad' });
+    expect(outcomes[2]).toEqual({ kind: 'ok', output: 'ok good' });
     expect(trace.aborted).toContain('slow');
     // public items open in call order before anything runs, and every one is closed
     expect(trace.events.slice(0, 3)).toEqual(['begin slow', 'begin bad', 'begin good']);
@@ -105,7 +105,7 @@ describe('scheduler', () => {
     const outcomes = await runGatewayCalls(calls, { maxConcurrent: 4 }, emitter, controller.signal);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(trace.aborted.sort()).toEqual(['a', 'b']);
-    expect(outcomes.every((o) => o.isError)).toBe(true);
+    expect(outcomes.every((o) => o.kind === 'fatal')).toBe(true);
   });
 
   it('answers unknown names and unconfigured or mis-called tools without running anything', async () => {
@@ -139,13 +139,13 @@ describe('scheduler with an executor that ignores its abort', () => {
         maxExecuting = Math.max(maxExecuting, executing);
         await sleep(120); // ignores inv.signal on purpose
         executing--;
-        return { output: 'late', isError: false };
+        return { kind: 'ok', output: 'late' };
       },
       end: () => {},
     };
     const tool = entry('stubborn', stubborn);
     const outcomes = await runGatewayCalls([call('a', tool, {}), call('b', tool, {}), call('c', tool, {})], { maxConcurrent: 4 }, emitter, new AbortController().signal);
-    expect(outcomes.every((o) => o.isError && /timed out/.test(o.output))).toBe(true);
+    expect(outcomes.every((o) => o.kind === 'fatal' && /timed out/.test(o.output))).toBe(true);
     expect(maxExecuting).toBe(1);
   });
 });
@@ -192,7 +192,7 @@ describe('one scheduler per turn', () => {
         maxExecuting = Math.max(maxExecuting, executing);
         await sleep(300); // ignores inv.signal on purpose
         executing--;
-        return { output: 'late', isError: false };
+        return { kind: 'ok', output: 'late' };
       },
       end: () => {},
     };

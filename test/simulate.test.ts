@@ -534,3 +534,45 @@ describe('simulator: vLLM /v1/responses', () => {
     expect(events[3]).toMatchObject({ message: 'simulated mid-stream error', sequence_number: 3 });
   });
 });
+
+describe('simulator: max_model_len and script alternatives', () => {
+  it('lists max_model_len and refuses a longer prompt with vLLM’s 400', async () => {
+    const small = await startSimulator({ port: 0, maxModelLen: 50 });
+    try {
+      const listed = await json(await fetch(`${small.url}/models`));
+      expect(listed.data[0].max_model_len).toBe(50);
+      const refuse = await fetch(`${small.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'word '.repeat(100) }] }),
+      });
+      expect(refuse.status).toBe(400);
+      const body = await json(refuse);
+      expect(body.error.message).toBe("This model's maximum context length is 50 tokens. However, your request has 125 input tokens. Please reduce the length of the input messages.");
+      const withCompletion = await fetch(`${small.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', max_tokens: 40, messages: [{ role: 'user', content: 'word '.repeat(10) }] }),
+      });
+      expect((await json(withCompletion)).error.message).toMatch(/you requested 53 tokens \(13 in the messages, 40 in the completion\)/);
+      const fits = await fetch(`${small.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(fits.status).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('`when` answers a last user message containing a string with its own rounds (the script line itself does not count)', async () => {
+    const s = { rounds: [{ text: 'main round' }], when: [{ user_contains: 'SUMMARIZE NOW', rounds: [{ text: 'a summary' }] }] };
+    const answer = async (messages: unknown[]) => (await json(await post('/chat/completions', { model: 'm', messages }))).choices[0].message.content;
+    expect(await answer([userScript(s)])).toBe('main round');
+    expect(await answer([userScript(s), { role: 'assistant', content: 'main round' }, { role: 'user', content: 'please SUMMARIZE NOW' }])).toBe('a summary');
+    const bad = await post('/chat/completions', { model: 'm', messages: [userScript({ rounds: [], when: [{ rounds: [] }] })] });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toContain('when[0] must be');
+  });
+});

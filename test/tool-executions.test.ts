@@ -94,7 +94,7 @@ const CASES: ExecutionCase[] = [
 /** Parse → discover (MCP lists the real server's tools) → register: the entry the engine would route to. */
 async function entryFor(c: ExecutionCase, tool: string): Promise<RegistryEntry> {
   const parsed = parseTools([c.declaration()]);
-  await discoverTools(parsed, { ...declare, priorListings: new Map(), signal: new AbortController().signal });
+  await discoverTools(parsed, { ...declare, priorItems: [], signal: new AbortController().signal });
   const registry = registerTools(parsed, declare);
   const entry = registry.lookup(tool);
   expect(entry, `registry has ${tool}: ${[...registry.all()].map((e) => e.modelName).join(', ')}`).toBeDefined();
@@ -124,7 +124,7 @@ describe.each(CASES)('gateway execution conformance: $name', (c) => {
   it('begin → run → end: one public item opened in progress, closed completed, valid per the spec', async () => {
     const entry = await entryFor(c, c.good.tool);
     const { emit, outcome } = await runThrough(entry.execution!, entry, c.good.args);
-    expect(outcome.isError).toBe(false);
+    expect(outcome.kind).toBe('ok');
     expect(outcome.output).toContain(c.good.outputContains);
     expect(emit.items).toHaveLength(1);
     expect(emit.items[0]).toMatchObject({ type: c.itemType, status: 'in_progress' });
@@ -143,7 +143,7 @@ describe.each(CASES)('gateway execution conformance: $name', (c) => {
     const entry = await entryFor(c, c.bad.tool);
     c.bad.prepare?.();
     const { emit, outcome } = await runThrough(entry.execution!, entry, c.bad.args);
-    expect(outcome.isError).toBe(true);
+    expect(outcome.kind).not.toBe('ok');
     expect(outcome.output.length).toBeGreaterThan(0);
     const closed = emit.closed.get(0);
     expect(closed).toMatchObject({ ...c.shape, type: c.itemType, status: 'failed' });
@@ -162,7 +162,7 @@ describe.each(CASES)('gateway execution conformance: $name', (c) => {
     );
     expect(Date.now() - started).toBeLessThan(5_000);
     // either way is allowed: a rejected run (the scheduler turns it into an error result) or an error outcome
-    if ('outcome' in settled) expect(settled.outcome.isError).toBe(true);
+    if ('outcome' in settled) expect(settled.outcome.kind).not.toBe('ok');
     else expect(settled.error).toBeDefined();
   });
 });

@@ -34,7 +34,7 @@ const fakeExecution: GatewayExecution = {
   parallelSafe: true,
   timeoutMs: 1000,
   begin: () => undefined,
-  run: async () => ({ output: 'ok', isError: false }),
+  run: async () => ({ kind: 'ok', output: 'ok' }),
   end: () => {},
 };
 
@@ -46,7 +46,7 @@ function context(configured: boolean): DeclareContext & { logged: string[] } {
 /** Parse, discover (MCP: `tools/list` on the real server), register — as a request does. */
 async function register(declaration: Record<string, unknown>, ctx: DeclareContext) {
   const parsed = parseTools([declaration]);
-  await discoverTools(parsed, { ...ctx, priorListings: new Map(), signal: new AbortController().signal });
+  await discoverTools(parsed, { ...ctx, priorItems: [], signal: new AbortController().signal });
   return registerTools(parsed, ctx);
 }
 
@@ -173,9 +173,10 @@ describe('registry', () => {
   });
 
   it('hides deferred tools until loaded', () => {
-    const registry = registerTools(parseTools([{ type: 'function', name: 'later', defer_loading: true }, { type: 'function', name: 'now' }]), ctx);
-    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['now']);
+    const registry = registerTools(parseTools([{ type: 'tool_search', execution: 'client' }, { type: 'function', name: 'later', defer_loading: true }, { type: 'function', name: 'now' }]), ctx);
+    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['tool_search', 'now']);
     registry.markLoaded('later');
-    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['later', 'now']);
+    // loaded tools are appended, so what earlier rounds declared stays a prefix
+    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['tool_search', 'now', 'later']);
   });
 });

@@ -18,17 +18,17 @@ function runOnce(opts, onResponse) {
 }
 
 /**
- * Runs `warmupSeconds` of load (discarded), then `seconds` measured.
+ * Runs `warmupSeconds` of load (discarded), then `seconds` measured (`headers` sent with each request).
  * Returns {requests, rps, p50, p90, p99, mean, non2xx, errors, timeouts, seconds, ...hook results}.
  */
-export async function measure({ url, body, connections, seconds, warmupSeconds, before, after }) {
-  if (warmupSeconds > 0) await runOnce({ url, body, connections, duration: warmupSeconds });
+export async function measure({ url, body, connections, seconds, warmupSeconds, before, after, headers }) {
+  if (warmupSeconds > 0) await runOnce({ url, body, connections, duration: warmupSeconds, headers });
   const latencies = [];
   let ok = 0;
   let other = 0;
   const hookBefore = before ? await before() : undefined;
   const started = process.hrtime.bigint();
-  const result = await runOnce({ url, body, connections, duration: seconds }, (_client, statusCode, _bytes, responseTime) => {
+  const result = await runOnce({ url, body, connections, duration: seconds, headers }, (_client, statusCode, _bytes, responseTime) => {
     if (statusCode >= 200 && statusCode < 300) {
       ok++;
       latencies.push(responseTime);

@@ -78,12 +78,30 @@ export async function startSimulatorChild() {
         child.send({ cmd: 'stats', id });
       });
     },
+    /** The bodies of the last `n` requests the simulator received (its log is emptied). */
+    lastRequests(n) {
+      const id = ++nextId;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('simulator requests timed out')), 30_000);
+        child.on('message', function onMsg(msg) {
+          if (msg?.id === id) {
+            clearTimeout(timer);
+            child.off('message', onMsg);
+            resolve(msg.bodies);
+          }
+        });
+        child.send({ cmd: 'requests', id, n });
+      });
+    },
   };
 }
 
-/** `node dist/cli.js serve …` as a child; resolves once GET /health answers 200. */
-export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {} }) {
-  const args = ['dist/cli.js', 'serve', '--port', String(port), '--host', '127.0.0.1', '--upstream', upstream, '--data-dir', dataDir];
+/**
+ * `node [nodeArgs] dist/cli.js serve …` as a child; resolves once GET /health answers 200.
+ * `nodeArgs` defaults to BENCH_GATEWAY_NODE_ARGS (space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+ */
+export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) }) {
+  const args = [...nodeArgs, 'dist/cli.js', 'serve', '--port', String(port), '--host', '127.0.0.1', '--upstream', upstream, '--data-dir', dataDir];
   if (configFile) args.push('--config', configFile);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -207,4 +225,36 @@ export function rssKiB(pid) {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   if (!m) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(m[1]);
+}
+
+// ---------- event-loop delay inside a gateway child (bench/lib/eld-probe.mjs) ----------
+
+/** Env for startGatewayChild that preloads the event-loop-delay probe, writing to `file`. */
+export function eldProbeEnv(file) {
+  const probe = fileURLToPath(new URL('./eld-probe.mjs', import.meta.url));
+  const inherited = process.env.NODE_OPTIONS ? `${process.env.NODE_OPTIONS} ` : '';
+  return { NODE_OPTIONS: `${inherited}--import=${probe}`, BENCH_ELD_FILE: file };
+}
+
+/** Asks the probe in `pid` for the event-loop delay since the last call (and resets it): {maxMs, p99Ms, meanMs, count}. */
+export async function readEventLoopDelay(pid, file) {
+  let before = null;
+  try {
+    before = readFileSync(file, 'utf8');
+  } catch {
+    // first reading
+  }
+  process.kill(pid, 'SIGUSR2');
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    await sleep(20);
+    let now = null;
+    try {
+      now = readFileSync(file, 'utf8');
+    } catch {
+      // not written yet
+    }
+    if (now !== null && now !== before) return JSON.parse(now);
+    if (Date.now() > deadline) throw new Error('event-loop probe did not answer (is bench/lib/eld-probe.mjs preloaded?)');
+  }
 }

@@ -9,6 +9,11 @@ const sim = await startSimulator({ port, host: '127.0.0.1' });
 process.on('message', (msg) => {
   if (msg?.cmd === 'stats') {
     process.send?.({ id: msg.id, aborted: sim.abortedCount(), active: sim.activeCount() });
+  } else if (msg?.cmd === 'requests') {
+    // the bodies of the last `n` requests (the exact upstream requests a gateway sent), then
+    // the log is emptied so load runs do not grow the simulator's memory without bound
+    process.send?.({ id: msg.id, bodies: msg.n > 0 ? sim.requests.slice(-msg.n).map((r) => r.body) : [] });
+    sim.requests.length = 0;
   }
 });
 process.on('disconnect', () => {

@@ -1,20 +1,17 @@
 import { invalidRequest } from '../errors.js';
 import type { ModelItem, ModelPart } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
-import { mcpModelName } from '../mcp/naming.js';
 import { compactionToModelItem } from './compaction.js';
-import { CUSTOM_INPUT_KEY } from '../tools/custom/handler.js';
-import { flattenedName } from '../tools/namespace/handler.js';
-import { TOOL_SEARCH_NAME } from '../tools/tool-search/handler.js';
 import type { GatewayCallRecord } from '../store/store.js';
-import type { DiscoverContext, ToolHandler } from '../tools/handler.js';
-import { discoverTools, handlerForCallItem, parseTools, type ToolRegistry } from '../tools/registry.js';
+import type { DiscoverContext, ReplayContext, ToolHandler } from '../tools/handler.js';
+import { discoverTools, handlerForCallItem, handlerForReplayItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 
 /**
- * Public items (history + this turn's input) → the neutral model conversation. Client-shaped
- * calls are re-flattened to the names the model saw (namespaced and custom calls included), and
- * every call is paired with its output by `call_id`, never by position. Gateway-executed calls
+ * Public items (history + this turn's input) → the neutral model conversation. Messages,
+ * reasoning and compactions are the engine's own; every tool type's items replay through its
+ * handler (`replay`: client calls under the names the model saw, outputs paired by `call_id`,
+ * never by position; answered approvals as the model's call). Gateway-executed calls
  * are replayed from their model-facing records (`records`, by item id) exactly as the model first
  * saw them; without a record, their tool type rebuilds what its public item holds, and the model is
  * told when the result itself is gone.
@@ -30,10 +27,17 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
     out.push(...pendingOutputs);
     pendingOutputs.length = 0;
   };
-  // An approval request becomes the model's call once the client answers it; unanswered, it is
-  // left out (a call without a result breaks most chat templates).
-  const approvalRequests = new Map<string, JsonObject>();
   const answeredApprovals = new Set<string>();
+  const scratch = new Map<string, unknown>();
+  const ctx: ReplayContext = {
+    declaredName: (type, name, namespace) => declaredName(registry, type, name, namespace),
+    answeredApprovals,
+    registry,
+    scratch: <T>(key: string, init: () => T): T => {
+      if (!scratch.has(key)) scratch.set(key, init());
+      return scratch.get(key) as T;
+    },
+  };
   for (const item of items) {
     const gatewayCall = handlerForCallItem(String(item.type));
     if (gatewayCall) {
@@ -55,54 +59,16 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
         if (text) out.push({ type: 'reasoning', text });
         break;
       }
-      case 'function_call':
-        out.push({ type: 'function_call', callId: item.call_id as string, name: modelNameFor(registry, 'function', item.name as string, item.namespace), arguments: item.arguments as string });
-        break;
-      case 'custom_tool_call':
-        out.push({
-          type: 'function_call',
-          callId: item.call_id as string,
-          name: modelNameFor(registry, 'custom', item.name as string, item.namespace),
-          arguments: JSON.stringify({ [CUSTOM_INPUT_KEY]: item.input }),
-        });
-        break;
-      case 'function_call_output':
-      case 'custom_tool_call_output':
-        out.push({ type: 'function_call_output', callId: item.call_id as string, output: outputText(item.output) });
-        break;
-      case 'tool_search_call':
-        out.push({ type: 'function_call', callId: callIdOf(item), name: TOOL_SEARCH_NAME, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) });
-        break;
-      case 'tool_search_output': {
-        const tools = Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [];
-        const names = tools.map((t) => (t.type === 'namespace' ? `${String(t.name)} (namespace)` : String(t.name ?? t.type)));
-        out.push({ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' });
-        break;
-      }
       case 'compaction': {
         // a summary this gateway made stands for the conversation before it
         const summary = compactionToModelItem(item);
         if (summary) out.push(summary);
         break;
       }
-      case 'mcp_approval_request':
-        approvalRequests.set(item.id as string, item);
-        break;
-      case 'mcp_approval_response': {
-        const id = item.approval_request_id as string;
-        const request = approvalRequests.get(id);
-        if (!request || answeredApprovals.has(id)) break;
-        answeredApprovals.add(id);
-        out.push({ type: 'function_call', callId: id, name: mcpModelName(String(request.server_label), String(request.name)), arguments: String(request.arguments ?? '{}') });
-        if (item.approve !== true) {
-          const reason = typeof item.reason === 'string' && item.reason ? `: ${item.reason}` : '.';
-          out.push({ type: 'function_call_output', callId: id, output: `The user declined to run this tool call${reason}` });
-        }
-        break;
-      }
       default:
-        // Gateway bookkeeping items (mcp_list_tools, approvals, hosted-call records) carry no
-        // model-visible turn of their own here.
+        // a tool type's own items (client calls and outputs, approvals) replay through its
+        // handler; items nobody replays (hosted-call bookkeeping) carry no model-visible turn
+        out.push(...(handlerForReplayItem(String(item.type))?.replay?.(item, ctx) ?? []));
         break;
     }
   }
@@ -138,7 +104,8 @@ function unavailableResult(itemType: string): string {
 export async function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DiscoverContext): Promise<Item[]> {
   const discovered: Item[] = [];
   for (const [i, item] of items.entries()) {
-    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) continue;
+    // a hosted search's output names tools the request declares (markSearchedTools), not new ones
+    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools) || item.execution === 'server') continue;
     const param = `input[${i}].tools`;
     try {
       const parsed = parseTools(item.tools, param);
@@ -162,16 +129,12 @@ export async function loadSearchedTools(items: readonly JsonObject[], registry: 
   return discovered;
 }
 
-function modelNameFor(registry: ToolRegistry, type: string, name: string, namespace: unknown): string {
-  if (typeof namespace !== 'string' || namespace.length === 0) return name;
+/** The model-visible name of a declared client tool of this request, by its public identity. */
+function declaredName(registry: ToolRegistry, type: string, name: string, namespace: string): string | undefined {
   for (const entry of registry.all()) {
     if (entry.identity.type === type && entry.identity.name === name && entry.identity.namespace === namespace) return entry.modelName;
   }
-  return flattenedName(namespace, name);
-}
-
-function callIdOf(item: JsonObject): string {
-  return typeof item.call_id === 'string' ? item.call_id : String(item.id);
+  return undefined;
 }
 
 function toModelParts(content: unknown): ModelPart[] {
@@ -210,14 +173,3 @@ function reasoningText(item: JsonObject): string {
   const summary = Array.isArray(item.summary) ? (item.summary as JsonObject[]) : [];
   return summary.map((p) => (typeof p.text === 'string' ? p.text : '')).join('\n');
 }
-
-function outputText(output: unknown): string {
-  if (typeof output === 'string') return output;
-  if (!Array.isArray(output)) return stringify(output);
-  return (output as JsonObject[]).map((p) => (typeof p.text === 'string' ? p.text : p.type === 'input_image' ? '[image]' : '')).join('');
-}
-
-function stringify(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-

@@ -1,8 +1,7 @@
 import type { ModelItem } from '../protocol/model.js';
 import { JsonStringFieldDecoder } from '../protocol/json-string-field.js';
 import { ID_PREFIX, type Annotation, type CustomToolCallItem, type FunctionCallItem, type OutputMessageItem, type OutputTextPart, type ReasoningItem, type RefusalPart, type ToolSearchCallItem } from '../protocol/responses.js';
-import { CUSTOM_INPUT_KEY } from '../tools/custom/handler.js';
-import type { RegistryEntry } from '../tools/types.js';
+import { CUSTOM_INPUT_KEY, type RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
 import type { ResponseAccumulator } from './accumulator.js';
 import { scanCitations, scanFileCitations, takeFileCitations, type CitationBook } from './citations.js';

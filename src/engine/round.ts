@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import type { FinishReason, ModelFunction, ModelItem, ModelToolChoice, RawEvent } from '../protocol/model.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { ModelCall, RegistryEntry, ToolOutcome } from '../tools/types.js';
+import { toolError, type ModelCall, type RegistryEntry, type ToolOutcome } from '../tools/types.js';
 import type { ResponseAccumulator } from './accumulator.js';
 import type { CitationBook } from './citations.js';
 import { CustomToolCallStream, FunctionCallStream, MessageStream, ReasoningStream, emitToolSearchCall } from './item-streams.js';
@@ -89,6 +89,8 @@ export class RoundTranslator {
     private readonly registry: ToolRegistry,
     private readonly citations?: CitationBook,
     private readonly offered?: ReadonlySet<string>,
+    /** Deferred tools may be called once loaded even if not offered (and, with hosted tool_search, loaded by the call). */
+    private readonly deferredCallable = false,
   ) {}
 
   get sawFinish(): boolean {
@@ -150,7 +152,7 @@ export class RoundTranslator {
       const rejection = status === 'completed' ? this.checkInput(call, mayRepair) : undefined;
       if (rejection !== undefined) {
         // the client never sees this call: the model gets the problem as the call's result
-        gatewayCalls.push({ call: { callId: call.callId, modelName: call.name, arguments: args }, entry: call.entry, outcome: { output: rejection, isError: true } });
+        gatewayCalls.push({ call: { callId: call.callId, modelName: call.name, arguments: args }, entry: call.entry, outcome: toolError(rejection) });
       } else if (call.stream) {
         call.stream.finish(status);
         clientCalls++;
@@ -166,8 +168,8 @@ export class RoundTranslator {
   }
 
   /**
-   * Runs a client call's input check (custom tools with a grammar). Returns the error result the
-   * model gets instead of the call, or undefined to return the call to the client.
+   * Runs a client call's input check (custom tools with a grammar). Returns why the call is not
+   * returned (the model gets it as an error result instead), or undefined to return the call to the client.
    */
   private checkInput(call: OpenCall, mayRepair: boolean): string | undefined {
     const check = call.entry?.inputCheck;
@@ -178,7 +180,7 @@ export class RoundTranslator {
     check.onMismatch?.(action, problem);
     if (action === 'returned') return undefined;
     if (action === 'repair') repairRoundUsed.add(this.acc);
-    return `Error: the call to '${call.name}' was not run: ${problem}\nCall the tool again with input that matches its grammar.`;
+    return `the call to '${call.name}' was not run: ${problem}\nCall the tool again with input that matches its grammar.`;
   }
 
   private pushText(delta: string): void {
@@ -217,7 +219,13 @@ export class RoundTranslator {
   private route(name: string): RegistryEntry | undefined {
     const entry = this.registry.lookup(name);
     if (!entry) return undefined;
-    if (this.offered ? !this.offered.has(name) : !this.registry.isVisible(entry)) return undefined;
+    if (this.offered ? this.offered.has(name) : this.registry.isVisible(entry)) return entry;
+    if (!entry.deferred || !this.deferredCallable) return undefined;
+    // a loaded tool the upstream was not sent (its schema was in the search result), or one the
+    // model names without searching: loaded on the spot, as OpenAI's hosted search does
+    if (this.registry.isVisible(entry)) return entry;
+    if (!this.registry.loadOnCall) return undefined;
+    this.registry.markLoaded(name);
     return entry;
   }
 

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../protocol/responses.js';
 import { parseJsonObject } from '../util/json.js';
-import { ToolTimeoutError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
+import { ToolTimeoutError, toolError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
 import type { PendingGatewayCall } from './round.js';
 
 export interface SchedulerOptions {
@@ -110,7 +110,7 @@ async function runOne(
   timeoutMs: number,
   parent: AbortSignal,
 ): Promise<{ outcome: ToolOutcome; stopped: Promise<void> }> {
-  if (parent.aborted) return { outcome: { output: 'Error: the request was cancelled.', isError: true }, stopped: Promise.resolve() };
+  if (parent.aborted) return { outcome: toolError('the request was cancelled.', 'fatal'), stopped: Promise.resolve() };
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
@@ -118,12 +118,12 @@ async function runOne(
   // whichever comes first — the call's own result, its timeout, or a cancellation — is the outcome
   const stoppedEarly = new Promise<ToolOutcome>((resolve) => {
     timer = setTimeout(() => {
-      resolve({ output: `Error: the tool call timed out after ${timeoutMs} ms.`, isError: true });
+      resolve(toolError(`the tool call timed out after ${timeoutMs} ms.`, 'fatal'));
       controller.abort(new ToolTimeoutError(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
-    controller.signal.addEventListener('abort', () => resolve({ output: 'Error: the tool call was cancelled.', isError: true }), { once: true });
+    controller.signal.addEventListener('abort', () => resolve(toolError('the tool call was cancelled.', 'fatal')), { once: true });
   });
-  const running = run({ ...invocation, signal: controller.signal }).catch((err: unknown) => ({ output: `Error: ${errorMessage(err)}`, isError: true }));
+  const running = run({ ...invocation, signal: controller.signal }).catch((err: unknown) => toolError(errorMessage(err), 'fatal'));
   try {
     const outcome = await Promise.race([running, stoppedEarly]);
     return { outcome, stopped: running.then(() => undefined) };
@@ -139,18 +139,18 @@ function immediateOutcome(pending: PendingGatewayCall): { outcome: ToolOutcome; 
   const { call, entry } = pending;
   if (pending.outcome) return { outcome: pending.outcome };
   if (!entry) {
-    return { outcome: { output: `Error: unknown tool '${call.modelName}'. Use only the tools you were given.`, isError: true } };
+    return { outcome: toolError(`unknown tool '${call.modelName}'. Use only the tools you were given.`) };
   }
   if (!entry.execution) {
-    return { outcome: { output: `Error: tool '${call.modelName}' is not available on this gateway.`, isError: true } };
+    return { outcome: toolError(`tool '${call.modelName}' is not available on this gateway.`, 'fatal') };
   }
   const args = parseJsonObject(call.arguments);
   if (pending.refusal) {
-    return { outcome: { output: `Error: ${pending.refusal}`, isError: true }, invocation: { call, entry, args: args ?? {}, approvalRequestId: pending.approvalRequestId } };
+    return { outcome: toolError(pending.refusal, 'fatal'), invocation: { call, entry, args: args ?? {}, approvalRequestId: pending.approvalRequestId } };
   }
   if (args === undefined) {
     return {
-      outcome: { output: `Error: the arguments for '${call.modelName}' are not a valid JSON object: ${truncate(call.arguments, 200)}`, isError: true },
+      outcome: toolError(`the arguments for '${call.modelName}' are not a valid JSON object: ${truncate(call.arguments, 200)}`),
       invocation: { call, entry, args: {}, approvalRequestId: pending.approvalRequestId },
     };
   }

@@ -68,6 +68,8 @@ export interface PreparedTurn {
   conversation: ModelItem[];
   base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
   tools: ModelRequest['tools'];
+  /** Later rounds declare what the registry shows then (tools a hosted search loaded, mode `declare`); false for a chosen subset. */
+  toolsFollowRegistry?: boolean;
   toolChoice: ModelRequest['toolChoice'];
   /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
   preludeItems: Item[];
@@ -93,3 +95,17 @@ export interface PreparedTurn {
   roundsRun?: number;
 }
 
+export interface PrepareOptions {
+  /** Whose turn this is (the API key's tenant): it sees only that tenant's objects; default tenant when absent. */
+  tenant?: string;
+  /**
+   * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
+   * e.g. a WebSocket connection's cache of its own `store: false` turns.
+   */
+  resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
+  /**
+   * Build the turn without side effects (token counting, compaction requests): no conversation
+   * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.
+   */
+  dryRun?: boolean;
+}

@@ -3,7 +3,7 @@ import { createPool, migrateUnderLock, quoteIdent, withTransaction, type Postgre
 import { batchFromRow, fileFromRow, packVectors, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
 import { PgvectorIndex } from './postgres-vector-index.js';
 import { adjustCounts, bm25Search, indexTerms } from './postgres-bm25.js';
-import { postgresFileSearchSchema } from './postgres-schema.js';
+import { fileSearchSchemaSql, MIGRATION_LOCK } from './postgres-schema.js';
 import { wantsIndex } from './sqlite-vector-index.js';
 import {
   addCount,
@@ -29,8 +29,6 @@ import {
   type VectorStoreView,
 } from './store.js';
 
-/** Advisory lock key of these migrations ("swfs"), apart from the responses store's. */
-const MIGRATION_LOCK = 0x73776673;
 
 export interface PostgresFileSearchOptions extends PostgresStoreOptions {
   /** `fileSearch.vectorIndex` (default `auto`: pgvector when the server has it). */
@@ -76,7 +74,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
 
   static async fromPool(pool: pg.Pool, schema: string, ownsPool = false, vectorIndex: VectorIndexMode = 'auto'): Promise<PostgresFileSearchStore> {
     const s = quoteIdent(schema);
-    await migrateUnderLock(pool, schema, MIGRATION_LOCK, postgresFileSearchSchema(s));
+    await migrateUnderLock(pool, schema, MIGRATION_LOCK, fileSearchSchemaSql(s));
     const store = new PostgresFileSearchStore(pool, s, ownsPool);
     const want = wantsIndex(vectorIndex, 'pgvector');
     if (want !== 'no') {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../store/sqlite-file.js';
-import { SQLITE_FILE_SEARCH_SCHEMA } from './sqlite-schema.js';
+import { createFileSearchTables } from './sqlite-schema.js';
 import { SqliteVectorIndex, VectorIndexUnavailableError, wantsIndex } from './sqlite-vector-index.js';
 import { batchFromRow, fileFromRow, packVectors, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
 import {
@@ -56,7 +56,7 @@ export class SqliteFileSearchStore implements FileSearchStore {
     // cache (this connection only) keep that a scan of memory rather than of copied pages
     this.db.pragma('cache_size = -65536');
     this.db.pragma('mmap_size = 268435456');
-    this.db.exec(SQLITE_FILE_SEARCH_SCHEMA);
+    createFileSearchTables(this.db);
     const want = wantsIndex(options.vectorIndex ?? 'auto', 'sqlite-vec');
     if (want !== 'no') {
       try {

@@ -6,9 +6,8 @@
  * One interface rather than two because a file's chunks are published in the same transaction
  * that marks it `completed`: a reader sees all of a file or none of it.
  *
- * Every object carries an `owner` (the tenant). Until API keys exist everything belongs to
- * DEFAULT_OWNER; every read and write is already scoped by it, so enforcing tenants later is a
- * matter of passing a different owner, not a migration.
+ * Every object carries an `owner`: the tenant of the API key that made it (DEFAULT_OWNER while
+ * authentication is off). Every read and write is scoped by it: another tenant's object is absent.
  */
 
 export const DEFAULT_OWNER = 'default';

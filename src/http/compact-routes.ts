@@ -7,7 +7,9 @@ import type { ReasoningReplay } from '../protocol/chat.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import { APPROVAL_GATES } from '../tools/registry.js';
 import { newId } from '../util/ids.js';
+import { isModelProduced } from '../util/items.js';
 import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
 import { tenantOf } from '../observability/request-context.js';
@@ -112,7 +114,8 @@ async function withAbort(res: ServerResponse, fn: (signal: AbortSignal) => Promi
   }
 }
 
-const CLIENT_ITEM_TYPES = new Set(['mcp_approval_response', 'function_call_output', 'custom_tool_call_output', 'tool_search_output', 'item_reference']);
+/** Item types that answer an approval request (each tool type's gate names its own). */
+const ANSWER_TYPES = new Set(APPROVAL_GATES.map((gate) => gate.answerItemType));
 
 interface Pending {
   /** Index in the original input. */
@@ -122,7 +125,7 @@ interface Pending {
 
 /**
  * A turn checks the approvals answered by `mcp_approval_response` items after the input's last
- * model-produced item, and uses them up when it runs (src/engine/approvals.ts) — a count or a
+ * model-produced item (its tool type's gate), and uses them up when it runs (src/engine/approvals.ts) — a count or a
  * compaction must neither use them up nor be refused for them. Those items are
  * left out of what is prepared (and put back among the kept items of a compaction).
  */
@@ -130,15 +133,12 @@ function splitPendingApprovals(input: unknown): { input: unknown; pending: Pendi
   if (!Array.isArray(input)) return { input, pending: [] };
   let lastModelItem = -1;
   input.forEach((item: unknown, i) => {
-    if (item === null || typeof item !== 'object') return;
-    const { type, role } = item as JsonObject;
-    const produced = (type ?? (role !== undefined ? 'message' : undefined)) === 'message' ? role === 'assistant' : !CLIENT_ITEM_TYPES.has(String(type));
-    if (produced) lastModelItem = i;
+    if (item !== null && typeof item === 'object' && isModelProduced(item as JsonObject)) lastModelItem = i;
   });
   const pending: Pending[] = [];
   const kept: unknown[] = [];
   input.forEach((item: unknown, i) => {
-    if (i > lastModelItem && item !== null && typeof item === 'object' && (item as JsonObject).type === 'mcp_approval_response') pending.push({ index: i, item: item as JsonObject });
+    if (i > lastModelItem && item !== null && typeof item === 'object' && ANSWER_TYPES.has(String((item as JsonObject).type))) pending.push({ index: i, item: item as JsonObject });
     else kept.push(item);
   });
   return { input: kept, pending };

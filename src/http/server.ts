@@ -10,6 +10,8 @@ import { matchRoute, routeLabel, type Route } from './router.js';
 import type { KeyRing } from '../auth/key-ring.js';
 import { authenticate, needsKey } from './authenticate.js';
 import type { Limiter } from './limiter.js';
+import { sendMessagesError } from '../messages/errors.js';
+import { newId } from '../util/ids.js';
 
 export interface HttpDeps extends ResponsesRouteDeps {
   log: Logger;
@@ -131,5 +133,7 @@ function handleError(deps: HttpDeps, res: ServerResponse, err: unknown): void {
     return;
   }
   if (res.destroyed) return;
-  sendError(res, toGatewayError(err));
+  // the Messages surface's clients (Anthropic SDKs) read Anthropic's error shape, also for a 401 or 429 of admission
+  if (res.req?.url?.startsWith('/v1/messages')) sendMessagesError(res, err, newId('req'));
+  else sendError(res, toGatewayError(err));
 }

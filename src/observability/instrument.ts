@@ -79,7 +79,7 @@ export function timedExecution(type: string, execution: GatewayExecution, metric
       let outcome: 'ok' | 'error' = 'error';
       try {
         const result = await execution.run(invocation);
-        outcome = result.isError ? 'error' : 'ok';
+        outcome = result.kind === 'ok' ? 'ok' : 'error';
         return result;
       } finally {
         const seconds = (performance.now() - started) / 1000;

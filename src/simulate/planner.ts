@@ -1,3 +1,4 @@
+import { constrainedText } from './grammar-output.js';
 import { findScriptSource, parseScript, roundIndexOf, stripScriptLines } from './script.js';
 import {
   isObj,
@@ -264,10 +265,12 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
     const script = parseScript(source);
     if (typeof script === 'string') {
       failure = { status: 400, type: 'BadRequestError', message: script, failTimes: null, key: '' };
-    } else if (roundIndex < script.rounds.length) {
-      step = script.rounds[roundIndex]!;
-    } else if (script.repeat_last && script.rounds.length > 0) {
-      step = script.rounds[script.rounds.length - 1]!;
+    } else {
+      // the script's own line is not what the user said (it names the strings it looks for)
+      const lastUser = stripScriptLines([...req.messages].reverse().find((m) => m.role === 'user')?.text ?? '');
+      const rounds = script.when?.find((alternative) => lastUser.includes(alternative.user_contains))?.rounds ?? script.rounds;
+      if (roundIndex < rounds.length) step = rounds[roundIndex]!;
+      else if (script.repeat_last && rounds.length > 0) step = rounds[rounds.length - 1]!;
     }
     if (step && typeof step.status === 'number' && step.status >= 400) {
       failure = {
@@ -281,6 +284,12 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
   }
 
   const content = step && hasContent(step) ? scriptedContent(step) : defaultContent(req);
+  if (req.grammar && !failure) {
+    // decoding under a grammar: the answer is text that matches it, never a tool call
+    const constrained = constrainedText(req.grammar, content.text);
+    if ('error' in constrained) failure = { status: 400, type: 'BadRequestError', message: constrained.error, failTimes: null, key: '' };
+    else Object.assign(content, { text: constrained.text, refusal: null, calls: [] });
+  }
   const split = splitters(step);
   let reasoning = split.prose(content.reasoning);
   let text = content.text === null ? [] : split.prose(content.text);

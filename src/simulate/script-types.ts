@@ -1,3 +1,4 @@
+import type { SimGrammar } from './grammar-output.js';
 // The simulator's script and request types, shared by the parser, the request normalisation and
 // the planner (see script.ts for how they fit together).
 
@@ -39,6 +40,12 @@ export interface ScriptStep {
 export interface Script {
   rounds: ScriptStep[];
   repeat_last?: boolean;
+  /**
+   * Other rounds for conversations whose last user message contains `user_contains` (the first
+   * match wins): a client that adds its own user message mid-session — Codex's compaction prompt,
+   * its summary hand-off — gets answers of its own instead of the script's round 0 again.
+   */
+  when?: Array<{ user_contains: string; rounds: ScriptStep[] }>;
 }
 
 /** A conversation message reduced to what the simulator needs. */
@@ -74,6 +81,8 @@ export interface SimRequest {
   maxTokens: number | null;
   /** Stop strings (Chat Completions `stop`): the output ends before the first one it would contain. */
   stop: string[];
+  /** vLLM `structured_outputs` `grammar` (Lark) or `regex`: the whole output matches it. */
+  grammar: SimGrammar | null;
 }
 
 export interface PlannedToolCall {

@@ -85,7 +85,21 @@ export function parseScript(source: string): Script | string {
     const problem = checkStep(step, i);
     if (problem) return `invalid #sim script: ${problem}`;
   }
-  return { rounds: raw.rounds as ScriptStep[], repeat_last: raw.repeat_last === true };
+  const when: NonNullable<Script['when']> = [];
+  if (raw.when !== undefined) {
+    if (!Array.isArray(raw.when)) return 'invalid #sim script: when must be an array';
+    for (const [i, alternative] of raw.when.entries()) {
+      if (!isObj(alternative) || typeof alternative.user_contains !== 'string' || !Array.isArray(alternative.rounds)) {
+        return `invalid #sim script: when[${i}] must be {"user_contains": string, "rounds": [...]}`;
+      }
+      for (const [j, step] of alternative.rounds.entries()) {
+        const problem = checkStep(step, j);
+        if (problem) return `invalid #sim script: when[${i}].${problem}`;
+      }
+      when.push({ user_contains: alternative.user_contains, rounds: alternative.rounds as ScriptStep[] });
+    }
+  }
+  return { rounds: raw.rounds as ScriptStep[], repeat_last: raw.repeat_last === true, when };
 }
 
 /** Round index = assistant messages after the last user message (all of them if there is none). */

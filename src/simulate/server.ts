@@ -15,7 +15,7 @@ import {
 } from './chat-stream.js';
 import { buildResponse, buildResponsesEvents, newResponseId, responsesErrorEvent } from './responses-stream.js';
 import { embeddingsResponse } from './embeddings.js';
-import { planRound } from './planner.js';
+import { planRound, promptTokensOf } from './planner.js';
 import type { RoundPlan, SimRequest } from './script-types.js';
 import { chatRequestToSim, responsesRequestToSim } from './sim-request.js';
 import { Exchange, type SimulatorRequestRecord } from './exchange.js';
@@ -29,6 +29,12 @@ export interface SimulatorOptions {
   defaultDelayMs?: number /* default 0 */;
   /** Delay before each `/v1/embeddings` answer (default 0). */
   embeddingsDelayMs?: number;
+  /**
+   * The model's context length, as vLLM's `--max-model-len`: listed as `max_model_len` by
+   * `/v1/models`, and a request whose prompt (plus `max_tokens`) is longer is refused with vLLM's
+   * 400. Default: none (nothing listed, nothing refused).
+   */
+  maxModelLen?: number;
 }
 
 export interface Simulator {
@@ -57,6 +63,17 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 const DONE_LINE = 'data: [DONE]\n\n';
 
+/** vLLM's refusal of a prompt longer than the model's context (both of its message forms), or null. */
+function contextOverflow(sim: SimRequest, maxModelLen: number): string | null {
+  const input = promptTokensOf(sim.messages);
+  const completion = sim.maxTokens ?? 0;
+  if (input + completion <= maxModelLen) return null;
+  if (completion > 0) {
+    return `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${input + completion} tokens (${input} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`;
+  }
+  return `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${input} input tokens. Please reduce the length of the input messages.`;
+}
+
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? '127.0.0.1';
   const modelName = opts.modelName ?? 'switchyard-sim';
@@ -65,7 +82,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const startedAt = Math.floor(Date.now() / 1000);
   const modelsBody = JSON.stringify({
     object: 'list',
-    data: [{ id: modelName, object: 'model', created: startedAt, owned_by: 'switchyard' }],
+    data: [{ id: modelName, object: 'model', created: startedAt, owned_by: 'switchyard', ...(opts.maxModelLen ? { max_model_len: opts.maxModelLen } : {}) }],
   });
 
   const requests: SimulatorRequestRecord[] = [];
@@ -166,6 +183,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       const sim =
         path === '/v1/responses' ? responsesRequestToSim(body, modelName) : chatRequestToSim(body, modelName);
       if (typeof sim === 'string') return sendJson(res, 400, errorBody(400, sim, 'BadRequestError'));
+      const tooLong = opts.maxModelLen ? contextOverflow(sim, opts.maxModelLen) : null;
+      if (tooLong !== null) return sendJson(res, 400, errorBody(400, tooLong, 'BadRequestError'));
       answer(ex, sim, body).catch((err) => {
         // Should not happen; never leave a request dangling.
         if (!res.headersSent) sendJson(res, 500, errorBody(500, String(err), 'InternalServerError'));

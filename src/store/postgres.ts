@@ -2,9 +2,11 @@ import pg from 'pg';
 import type { Item } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { appendConversationItems } from './postgres-conversation-items.js';
-import { quoteIdent, quoteLiteral } from './postgres-sql.js';
+import { openMigratedPool, migrate, withTransaction, type PostgresStoreOptions } from './postgres-pool.js';
+import { quoteIdent } from './postgres-sql.js';
 
 export { quoteIdent };
+export { createPool, migrate, migrateUnderLock, openMigratedPool, withTransaction, type PostgresStoreOptions } from './postgres-pool.js';
 import {
   itemIn,
   pageItems,
@@ -19,169 +21,6 @@ import {
   type StoredResponse,
   type StreamEvent,
 } from './store.js';
-
-/** How a PostgreSQL store connects; every field is optional. */
-export interface PostgresStoreOptions {
-  /** The schema holding the tables (created when missing); `public` by default. */
-  schema?: string;
-  /** The pool's maximum number of connections; 10 by default. */
-  max?: number;
-  /** How long a query waits for a connection (ms) before failing; 10 000 by default. */
-  connectionTimeoutMillis?: number;
-  /**
-   * Errors of idle pooled connections (a server restart, a network cut). The pool drops such a
-   * connection and the next query opens a new one; without a listener Node would crash.
-   */
-  onError?: (error: Error) => void;
-}
-
-/** A pool for the stores: closed connections are replaced, idle errors do not crash the process. */
-export function createPool(url: string, options: PostgresStoreOptions = {}): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 10_000,
-    application_name: 'switchyard',
-  });
-  pool.on('error', (error) => options.onError?.(error));
-  return pool;
-}
-
-/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
-/**
- * Applies a store's DDL in one transaction under an advisory lock on (`lock`, schema): replicas
- * starting together migrate one at a time instead of racing on `CREATE … IF NOT EXISTS`.
- */
-export async function migrateUnderLock(pool: pg.Pool, schema: string, lock: number, ddl: string): Promise<void> {
-  await withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [lock, schema]);
-    await client.query(ddl);
-  });
-}
-
-/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    try {
-      await client.query('ROLLBACK');
-    } catch (rollbackError) {
-      broken = rollbackError as Error;
-    }
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
-
-/** First key of the advisory lock serializing migrations (any constant; "swyd"). */
-const MIGRATION_LOCK = 0x73777964;
-
-/**
- * Creates the schema and every table of the gateway (responses, background runs, events,
- * approvals, conversations) when missing, in one transaction under an advisory lock, so replicas
- * starting together neither race on `CREATE … IF NOT EXISTS` nor see a half-made schema.
- *
- * Documents are `json`, not `jsonb`: it keeps the document byte for byte (key order, as the
- * SQLite store does) and accepts `\u0000` in strings, which `jsonb` rejects — model output may
- * contain it, and a save must not fail on it.
- */
-export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
-  const s = quoteIdent(schema);
-  await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
-      CREATE SCHEMA IF NOT EXISTS ${s};
-      CREATE TABLE IF NOT EXISTS ${s}.responses (
-        id TEXT PRIMARY KEY,
-        previous_response_id TEXT,
-        status TEXT NOT NULL,
-        created_at BIGINT NOT NULL,
-        response JSON NOT NULL,
-        input_items JSON NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS ${s}.background_runs (
-        id TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        heartbeat_at BIGINT NOT NULL,
-        cancel_requested BOOLEAN NOT NULL DEFAULT FALSE
-      );
-      CREATE INDEX IF NOT EXISTS background_runs_by_heartbeat ON ${s}.background_runs (heartbeat_at);
-      CREATE TABLE IF NOT EXISTS ${s}.response_events (
-        response_id TEXT NOT NULL,
-        sequence INTEGER NOT NULL,
-        event TEXT NOT NULL,
-        PRIMARY KEY (response_id, sequence)
-      );
-      CREATE TABLE IF NOT EXISTS ${s}.gateway_call_records (
-        item_id TEXT PRIMARY KEY,
-        response_id TEXT NOT NULL,
-        record JSON NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS gateway_call_records_by_response ON ${s}.gateway_call_records (response_id);
-      CREATE TABLE IF NOT EXISTS ${s}.approvals (
-        id TEXT PRIMARY KEY,
-        digest TEXT NOT NULL,
-        created_at BIGINT NOT NULL,
-        used_at BIGINT
-      );
-      CREATE TABLE IF NOT EXISTS ${s}.conversations (
-        id TEXT PRIMARY KEY,
-        created_at BIGINT NOT NULL,
-        metadata JSON NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS ${s}.conversation_items (
-        conversation_id TEXT NOT NULL REFERENCES ${s}.conversations (id) ON DELETE CASCADE,
-        position INTEGER NOT NULL,
-        item_id TEXT NOT NULL,
-        item JSON NOT NULL,
-        PRIMARY KEY (conversation_id, position)
-      );
-      CREATE INDEX IF NOT EXISTS conversation_items_by_item_id ON ${s}.conversation_items (conversation_id, item_id);
-      CREATE TABLE IF NOT EXISTS ${s}.conversation_locks (
-        conversation_id TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        until_ms BIGINT NOT NULL
-      );
-      -- v2: every stored run (foreground too) is a row of background_runs; background runs queue first
-      ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS state TEXT NOT NULL DEFAULT 'running';
-      ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS queued_at BIGINT;
-      ALTER TABLE ${s}.background_runs ADD COLUMN IF NOT EXISTS request TEXT;
-      CREATE INDEX IF NOT EXISTS background_runs_queue ON ${s}.background_runs (state, queued_at, id);
-      -- v3: retention prunes by age; items stored before are as old as their conversation
-      DO $$ BEGIN
-        IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = ${quoteLiteral(schema)} AND table_name = 'conversation_items' AND column_name = 'created_at') THEN
-          ALTER TABLE ${s}.conversation_items ADD COLUMN created_at BIGINT;
-          UPDATE ${s}.conversation_items i SET created_at = c.created_at FROM ${s}.conversations c WHERE c.id = i.conversation_id;
-          ALTER TABLE ${s}.conversation_items ALTER COLUMN created_at SET DEFAULT (extract(epoch FROM now())::bigint);
-        END IF;
-      END $$;
-      -- v4: every stored object belongs to a tenant (an API key's); rows from before are the default tenant's
-      ALTER TABLE ${s}.responses ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
-      ALTER TABLE ${s}.conversations ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
-      ALTER TABLE ${s}.approvals ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
-      CREATE INDEX IF NOT EXISTS responses_by_created_at ON ${s}.responses (created_at);
-      CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON ${s}.conversation_items (created_at);
-      CREATE INDEX IF NOT EXISTS approvals_by_created_at ON ${s}.approvals (created_at);
-  `);
-}
-
-/** A new pool with the tables in place (the pool is ended again if migrating fails). */
-export async function openMigratedPool(url: string, options: PostgresStoreOptions): Promise<{ pool: pg.Pool; schema: string }> {
-  const pool = createPool(url, options);
-  const schema = options.schema ?? 'public';
-  try {
-    await migrate(pool, schema);
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw error;
-  }
-  return { pool, schema };
-}
 
 type Verdict = 'ok' | 'unknown' | 'used' | 'mismatch';
 
@@ -277,24 +116,25 @@ export class PostgresResponseStore implements ResponseStore {
     return undefined;
   }
 
-  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
-    await this.writeCallRecords(this.pool, responseId, records);
+  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[], owner = DEFAULT_TENANT): Promise<void> {
+    await this.writeCallRecords(this.pool, responseId, records, owner);
   }
 
-  private async writeCallRecords(client: pg.Pool | pg.PoolClient, responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
+  private async writeCallRecords(client: pg.Pool | pg.PoolClient, responseId: string, records: readonly GatewayCallRecord[], owner = DEFAULT_TENANT): Promise<void> {
     if (records.length === 0) return;
     await client.query(
-      `INSERT INTO ${this.t.callRecords} (item_id, response_id, record)
-       SELECT item_id, $1, record::json FROM unnest($2::text[], $3::text[]) AS r(item_id, record)
-       ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record`,
+      `INSERT INTO ${this.t.callRecords} (item_id, response_id, record, owner)
+       SELECT item_id, $1, record::json, $4 FROM unnest($2::text[], $3::text[]) AS r(item_id, record)
+       ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record
+       WHERE ${this.t.callRecords}.owner = excluded.owner`,
       // one document per record, never taken apart in SQL (json operators reject \u0000)
-      [responseId, records.map((r) => r.itemId), records.map((r) => JSON.stringify(r))],
+      [responseId, records.map((r) => r.itemId), records.map((r) => JSON.stringify(r)), owner],
     );
   }
 
-  async callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]> {
+  async callRecords(itemIds: readonly string[], owner = DEFAULT_TENANT): Promise<GatewayCallRecord[]> {
     if (itemIds.length === 0) return [];
-    const { rows } = await this.pool.query<{ record: GatewayCallRecord }>(`SELECT record FROM ${this.t.callRecords} WHERE item_id = ANY($1::text[])`, [itemIds]);
+    const { rows } = await this.pool.query<{ record: GatewayCallRecord }>(`SELECT record FROM ${this.t.callRecords} WHERE item_id = ANY($1::text[]) AND owner = $2`, [itemIds, owner]);
     return rows.map((row) => row.record);
   }
 
@@ -448,7 +288,7 @@ export class PostgresResponseStore implements ResponseStore {
           }
           if (!(await appendConversationItems(client, this.schema, conversation.id, conversation.items))) throw new Abandon('conversation_not_found');
         }
-        if (settlement.callRecords) await this.writeCallRecords(client, settlement.callRecords.responseId, settlement.callRecords.records);
+        if (settlement.callRecords) await this.writeCallRecords(client, settlement.callRecords.responseId, settlement.callRecords.records, settlement.callRecords.owner);
         if (id !== undefined) {
           await this.insertEvents(client, id, settlement.events ?? []);
           await this.write(client, settlement.record!);

@@ -1,11 +1,14 @@
 import type { McpService } from '../mcp/service.js';
+import type { ModelItem } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
-import type { GatewayExecution, InputCheckPolicy, RegistryEntry } from './types.js';
+import type { ApprovalVerdict, ApprovedCall, DeclaredTool, GatewayExecution, InputCheckPolicy, LoadableRegistry, RegistryEntry, RegistryView, ToolSearchSettings } from './types.js';
 
 /** What an execution side may know of the request it serves. */
 export interface RequestContext {
   /** The request's `include` list (e.g. `web_search_call.action.sources`). */
   include: readonly string[];
+  /** The model the request names (per-model settings such as tool_search's deferral mode). */
+  model?: string;
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
   priorItems?: readonly JsonObject[];
   /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
@@ -27,6 +30,8 @@ export interface DeclareContext {
   mcp?: McpService;
   /** How custom-tool inputs that fail their grammar are handled (config `tools.grammar`; default retry). */
   grammar?: GrammarSettings;
+  /** Hosted tool_search (config `tools.toolSearch`); absent = the defaults. */
+  toolSearch?: ToolSearchSettings;
 }
 
 export interface GrammarSettings {
@@ -37,9 +42,53 @@ export interface GrammarSettings {
 
 /** What the discover stage may ask beyond declaration. */
 export interface DiscoverContext extends DeclareContext {
-  /** `mcp_list_tools` items already in the conversation, by server_label (the latest wins). */
-  priorListings: ReadonlyMap<string, JsonObject>;
+  /** The conversation before this request's tools are discovered (history, then input): earlier discoveries can be reused. */
+  priorItems: readonly JsonObject[];
   signal: AbortSignal;
+}
+
+/** What `replay` may ask while a conversation is rebuilt for the model. */
+export interface ReplayContext {
+  /** The name the model sees for a declared client tool of this request (namespaced members included). */
+  declaredName(type: string, name: string, namespace: string): string | undefined;
+  /**
+   * Approval requests whose answer has been replayed as the model's call: the gateway call that
+   * ran because of the approval contributes only its result.
+   */
+  readonly answeredApprovals: Set<string>;
+  /** State one tool type keeps across the items of one rebuild (e.g. approval requests by id). */
+  scratch<T>(key: string, init: () => T): T;
+  /** This request's registry (hosted tool_search rebuilds its results from the tools it loaded). */
+  readonly registry: LoadableRegistry;
+}
+
+/** A tool type's approvals (today MCP's `require_approval`): the turn asks, the client answers. */
+export interface ApprovalGate {
+  /** The item type of an answer in the input (`mcp_approval_response`). */
+  readonly answerItemType: string;
+  /**
+   * Checks every answer in the input (responses-api.md §3): it must answer a request in the
+   * conversation that this gateway issued, once, unchanged, for a tool this request still offers
+   * (`offered`: the names the first round offers). Checked only: answers are used up when the
+   * turn runs. Throws a 400 naming the answer otherwise.
+   */
+  resolve(
+    history: readonly JsonObject[],
+    input: readonly JsonObject[],
+    registry: RegistryView,
+    check: (id: string, digest: string) => Promise<ApprovalVerdict>,
+    offered?: ReadonlySet<string>,
+  ): Promise<ApprovedCall[]>;
+  /** The digest that binds an approval request item the turn emitted; undefined when the item is not this gate's. */
+  bind(item: JsonObject, registry: RegistryView): string | undefined;
+}
+
+/** The public lifecycle of an item that opens a turn (e.g. `mcp_list_tools`): added as `opened`, then these events, then done. */
+export interface PreludeLifecycle {
+  readonly itemType: string;
+  opened(item: Item): Item;
+  /** Event types announced between added and done (`item_id`, `output_index` are filled in). */
+  readonly events: readonly string[];
 }
 
 export interface Discovered<D> {
@@ -62,6 +111,11 @@ export interface ToolHandler<D = JsonObject> {
   discover?(declaration: D, param: string, ctx: DiscoverContext): Promise<Discovered<D>>;
   /** The model-visible functions for this declaration (none = omitted from the model). */
   normalize(declaration: D, param: string, ctx: DeclareContext): RegistryEntry[];
+  /**
+   * Stage 5 (optional): once every declaration is registered, serve the set as a whole (hosted
+   * tool_search indexes the deferred tools and loads them into `registry`).
+   */
+  complete?(declaration: D, ctx: CompleteContext): void;
   /** Gateway types: the public item types their calls are projected into (`web_search_call`). */
   readonly callItemTypes?: readonly string[];
   /**
@@ -69,6 +123,29 @@ export interface ToolHandler<D = JsonObject> {
    * gateway no longer holds the call's model-facing record. Without `output` the result is gone.
    */
   replayCall?(item: JsonObject): ReplayedCall;
+  /** Public item types of this tool type that `replay` turns back into what the model saw (calls, outputs, approvals). */
+  readonly replayItemTypes?: readonly string[];
+  /** A stored or echoed item of `replayItemTypes` → its model-facing items (none: the model does not see it). */
+  replay?(item: JsonObject, ctx: ReplayContext): ModelItem[];
+  /** Approvals this type's calls may need. */
+  readonly gate?: ApprovalGate;
+  /** Items this type's discovery produces at the start of a turn, and their events. */
+  readonly prelude?: PreludeLifecycle;
+  /** The declaration as stored or echoed anywhere (also inside `tool_search_output`): credentials removed. Default: unchanged. */
+  redact?(raw: JsonObject): JsonObject;
+  /** The declaration as echoed in `Response.tools`. Default: `redact`. */
+  echo?(raw: JsonObject): JsonObject;
+  /** `tool_choice: {type: <one of types>}` selects the entries of this identity type (hosted aliases: `web_search_preview` → `web_search`). */
+  readonly choiceType?: string;
+}
+
+/** What stage 5 sees: the registry built from the request's declarations, and the declarations themselves. */
+export interface CompleteContext {
+  registry: LoadableRegistry;
+  parsed: readonly DeclaredTool[];
+  /** Where this declaration is (`tools[2]`). */
+  param: string;
+  declare: DeclareContext;
 }
 
 /** A gateway call rebuilt from its public item (see `ToolHandler.replayCall`). */

@@ -23,6 +23,7 @@ export function hostedToolHandler<D extends JsonObject>(spec: {
     owner: 'gateway',
     parse: spec.parse,
     callItemTypes: [spec.callItemType],
+    choiceType: spec.executionType,
     ...(spec.replayCall ? { replayCall: spec.replayCall } : {}),
     normalize(decl, param, ctx): RegistryEntry[] {
       const execution = ctx.executionFor(spec.executionType, decl, ctx.request);

@@ -1,6 +1,6 @@
 import type { ModelFunction, ModelToolChoice } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
-import type { DeclareContext, DiscoverContext, ToolHandler } from './handler.js';
+import type { ApprovalGate, DeclareContext, DiscoverContext, PreludeLifecycle, ToolHandler } from './handler.js';
 import {
   codeInterpreterHandler,
   customHandler,
@@ -11,10 +11,8 @@ import {
   toolSearchHandler,
   webSearchHandler,
 } from './handler-list.js';
-import { MCP_SECRET_FIELDS } from './mcp/handler.js';
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
-import { redactUrl } from '../util/redact.js';
 
 const HANDLERS: readonly ToolHandler<any>[] = [
   functionHandler,
@@ -40,14 +38,39 @@ export function handlerForCallItem(itemType: string): ToolHandler<any> | undefin
   return HANDLER_BY_CALL_ITEM.get(itemType);
 }
 
+const HANDLER_BY_REPLAY_ITEM: ReadonlyMap<string, ToolHandler<any>> = new Map(HANDLERS.flatMap((h) => (h.replay ? (h.replayItemTypes ?? []) : []).map((t) => [t, h] as const)));
+
+/** The tool type that replays public items of this type for the model (calls, outputs, approvals), if any. */
+export function handlerForReplayItem(itemType: string): ToolHandler<any> | undefined {
+  return HANDLER_BY_REPLAY_ITEM.get(itemType);
+}
+
+/** Every tool type's approval gate. */
+export const APPROVAL_GATES: readonly ApprovalGate[] = HANDLERS.flatMap((h) => (h.gate ? [h.gate] : []));
+
+const PRELUDE_BY_ITEM: ReadonlyMap<string, PreludeLifecycle> = new Map(HANDLERS.flatMap((h) => (h.prelude ? [[h.prelude.itemType, h.prelude] as const] : [])));
+
+/** The lifecycle of an item that opens a turn (e.g. `mcp_list_tools`), if its tool type gives one. */
+export function preludeFor(itemType: string): PreludeLifecycle | undefined {
+  return PRELUDE_BY_ITEM.get(itemType);
+}
+
 /**
  * The request-scoped registry: model-visible name → entry (architecture.md §1, stage 4).
  * Routing is by lookup only; public identity is restored from the entry, never from the name.
  */
 export class ToolRegistry {
   private readonly entries = new Map<string, RegistryEntry>();
-  /** Deferred tools loaded by a tool_search_output in the input. */
+  /** Deferred tools loaded (by a tool_search_output, a hosted search, or a call by name), in load order. */
   private readonly loaded = new Set<string>();
+  /**
+   * How loaded deferred tools reach the model: `declare` (appended to the upstream `tools`, as a
+   * client-executed search needs) or `result` (only callable: their schemas were in the search
+   * result, so the upstream `tools` block stays the same for prompt caching). Set by hosted tool_search.
+   */
+  deferral: 'declare' | 'result' = 'declare';
+  /** A deferred tool the model calls by name without searching is loaded on the spot (hosted tool_search). */
+  loadOnCall = false;
 
   get size(): number {
     return this.entries.size;
@@ -77,14 +100,41 @@ export class ToolRegistry {
     this.loaded.add(modelName);
   }
 
+  isLoaded(modelName: string): boolean {
+    return this.loaded.has(modelName);
+  }
+
+  /** How many deferred tools are loaded (the per-conversation cap counts these). */
+  get loadedCount(): number {
+    return this.loaded.size;
+  }
+
+  /** `offered` plus the loaded deferred tools (callable though not declared in mode `result`), when `include`. */
+  withLoaded(offered: ReadonlySet<string>, include: boolean): ReadonlySet<string> {
+    if (!include) return offered;
+    const names = new Set(offered);
+    for (const name of this.loaded) names.add(name);
+    return names;
+  }
+
+  /** Callable by the model: not deferred, or loaded. */
   isVisible(entry: RegistryEntry): boolean {
     return !entry.deferred || this.loaded.has(entry.modelName);
   }
 
-  /** Model-visible functions, in declaration order. */
+  /**
+   * The functions declared to the model: the undeferred ones in declaration order, then (mode
+   * `declare`) the loaded deferred ones in load order, so what earlier rounds sent stays a prefix.
+   */
   visibleFunctions(): ModelFunction[] {
     const out: ModelFunction[] = [];
-    for (const entry of this.entries.values()) if (this.isVisible(entry)) out.push(entry.fn);
+    for (const entry of this.entries.values()) if (!entry.deferred) out.push(entry.fn);
+    if (this.deferral === 'declare') {
+      for (const name of this.loaded) {
+        const entry = this.entries.get(name);
+        if (entry?.deferred) out.push(entry.fn);
+      }
+    }
     return out;
   }
 }
@@ -144,7 +194,27 @@ export function registerTools(parsed: readonly ParsedTool[], ctx: DeclareContext
     for (const entry of tool.handler.normalize(tool.declaration, tool.param, ctx)) registry.add(entry);
   }
   if (unknownTypes.size > 0) logUnknownTypes(unknownTypes, ctx);
+  requireSearchForDeferred(parsed);
+  // stage 5: handlers that serve the registered set as a whole (hosted tool_search indexes the deferred tools)
+  for (const tool of parsed) tool.handler?.complete?.(tool.declaration, { registry, parsed, param: tool.param, declare: ctx });
   return registry;
+}
+
+/** As OpenAI: a deferred tool is only reachable through a tool search, so declaring one without it is a mistake. */
+function requireSearchForDeferred(parsed: readonly ParsedTool[]): void {
+  if (parsed.some((tool) => tool.type === 'tool_search')) return;
+  for (const tool of parsed) {
+    const raw = tool.raw;
+    if (raw.defer_loading === true) throw deferredWithoutSearch(`${tool.param}.defer_loading`);
+    if (raw.type === 'namespace' && Array.isArray(raw.tools)) {
+      const member = (raw.tools as unknown[]).findIndex((m) => isPlainObject(m) && m.defer_loading === true);
+      if (member >= 0) throw deferredWithoutSearch(`${tool.param}.tools[${member}].defer_loading`);
+    }
+  }
+}
+
+function deferredWithoutSearch(param: string): ToolDeclarationError {
+  return new ToolDeclarationError(`Deferred tools require tools.tool_search: '${param}' is set, but the request declares no tool_search tool to load it with.`, param, 'invalid_value');
 }
 
 /** Types shown by name in the warning; client-chosen, so their number and length are bounded. */
@@ -161,24 +231,13 @@ function logUnknownTypes(types: ReadonlySet<string>, ctx: DeclareContext): void 
 
 /** The `tools` echoed in the Response: as declared, minus credentials; function fields made explicit. */
 export function echoTools(parsed: readonly ParsedTool[]): JsonObject[] {
-  return parsed.map(({ raw }) => {
-    if (raw.type === 'function') {
-      return { ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null };
-    }
-    return withoutCredentials(raw);
-  });
+  return parsed.map(({ raw, handler }) => (handler?.echo ? handler.echo(raw) : withoutCredentials(raw)));
 }
 
-/**
- * A tool declaration as it may be stored or echoed: an MCP server's `authorization` and
- * `headers` removed, credentials in its `server_url` (userinfo, query values) redacted.
- */
+/** A tool declaration as it may be stored or echoed: its type's credentials removed (`redact`). */
 export function withoutCredentials(tool: JsonObject): JsonObject {
-  if (tool.type !== 'mcp') return tool;
-  const copy = { ...tool };
-  for (const field of MCP_SECRET_FIELDS) delete copy[field];
-  if (typeof copy.server_url === 'string') copy.server_url = redactUrl(copy.server_url);
-  return copy;
+  const handler = typeof tool.type === 'string' ? handlerFor(tool.type) : undefined;
+  return handler?.redact ? handler.redact(tool) : tool;
 }
 
 /** An item as it may be stored or echoed: tool declarations it carries (`tool_search_output`) without credentials. */
@@ -190,16 +249,12 @@ export function itemWithoutCredentials<T extends JsonObject>(item: T): T {
 export interface ResolvedToolChoice {
   toolChoice: ModelToolChoice | undefined;
   functions: ModelFunction[];
+  /** `functions` is a chosen subset (allowed_tools, one MCP server): tools loaded later are not added to it. */
+  restricted?: boolean;
 }
 
-const HOSTED_CHOICE_TYPES: Record<string, string> = {
-  web_search: 'web_search',
-  web_search_preview: 'web_search',
-  web_search_preview_2025_03_11: 'web_search',
-  web_search_2025_08_26: 'web_search',
-  file_search: 'file_search',
-  code_interpreter: 'code_interpreter',
-};
+/** `tool_choice` by type for hosted types, aliases included (`web_search_preview` → `web_search`). */
+const HOSTED_CHOICE_TYPES: Readonly<Record<string, string>> = Object.fromEntries(HANDLERS.flatMap((h) => (h.choiceType ? h.types.map((t) => [t, h.choiceType!]) : [])));
 
 /** `tool_choice` resolved through the registry into the upstream's vocabulary plus the visible set. */
 export function resolveToolChoice(choice: unknown, registry: ToolRegistry): ResolvedToolChoice {
@@ -217,7 +272,7 @@ export function resolveToolChoice(choice: unknown, registry: ToolRegistry): Reso
   };
   const forceOne = (entry: RegistryEntry): ResolvedToolChoice => ({ toolChoice: { name: entry.modelName }, functions: all });
   const requireAmong = (entries: RegistryEntry[]): ResolvedToolChoice =>
-    entries.length === 1 ? forceOne(entries[0]) : { toolChoice: 'required', functions: entries.map((e) => e.fn) };
+    entries.length === 1 ? forceOne(entries[0]) : { toolChoice: 'required', functions: entries.map((e) => e.fn), restricted: true };
 
   switch (choice.type) {
     case 'function':
@@ -244,7 +299,7 @@ export function resolveToolChoice(choice: unknown, registry: ToolRegistry): Reso
         if (!isPlainObject(ref)) throw new ToolDeclarationError(`Invalid 'tool_choice.tools[${i}]': expected an object.`, `tool_choice.tools[${i}]`, 'invalid_type');
         for (const entry of visibleEntries.filter((e) => matchesReference(e, ref))) allowed.add(entry);
       });
-      return { toolChoice: mode, functions: [...allowed].map((e) => e.fn) };
+      return { toolChoice: mode, functions: [...allowed].map((e) => e.fn), restricted: true };
     }
     default: {
       const hosted = HOSTED_CHOICE_TYPES[choice.type];

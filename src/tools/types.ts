@@ -1,8 +1,11 @@
-import type { ModelFunction } from '../protocol/model.js';
+import type { ModelFunction, ModelGrammar } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 
 /** How a registered model-visible function is returned or executed. */
 export type CallShape = 'function' | 'custom' | 'tool_search' | 'gateway';
+
+/** The one string parameter a `custom` call shape's function takes: the raw freeform input. */
+export const CUSTOM_INPUT_KEY = 'input';
 
 /** Public identity of a model-visible function: what the client declared. */
 export interface ToolIdentity {
@@ -29,6 +32,8 @@ export interface RegistryEntry {
   deferred?: boolean;
   /** Client-owned entries whose input must fit a declared format (custom tools with a grammar). */
   inputCheck?: InputCheck;
+  /** Decoding the input under a grammar (custom tools whose grammar the gateway can check). */
+  constrained?: ConstrainedInput;
 }
 
 /** What happens to a client call whose input does not fit its declared format. */
@@ -54,13 +59,41 @@ export interface ModelCall {
   arguments: string;
 }
 
-/** What the model is told about a gateway call's outcome. */
+/**
+ * What a gateway call came to. Every kind is told to the model as the call's result (the loop
+ * goes on); the kind says what happened, so no one reads it out of the text:
+ * - `ok`: the tool ran; `output` is its result.
+ * - `model_error`: the call itself was wrong or refused (unknown tool, arguments that are not a
+ *   JSON object, input that fails its grammar, an error the tool reported): the model may correct it.
+ * - `fatal`: the call could not be carried out (timed out, cancelled, the tool crashed or its
+ *   program was killed): calling it again the same way would not help.
+ * A failed call's public item is `failed`.
+ */
 export interface ToolOutcome {
-  /** Text returned to the model as the tool result. */
+  kind: 'ok' | 'model_error' | 'fatal';
+  /** Text returned to the model as the tool result (an error reads `Error: <reason>`). */
   output: string;
-  isError: boolean;
+  /** A failure's reason as the public item states it, without the `Error: ` the model reads. */
+  reason?: string;
   /** Handler-specific detail for its public item (e.g. search sources). */
   detail?: unknown;
+}
+
+/** A successful call's outcome. */
+export function toolResult(output: string, detail?: unknown): ToolOutcome {
+  return detail === undefined ? { kind: 'ok', output } : { kind: 'ok', output, detail };
+}
+
+/** A failed call's outcome: the one place the model's `Error: ` text is made. */
+export function toolError(reason: string, kind: 'model_error' | 'fatal' = 'model_error', detail?: unknown): ToolOutcome {
+  const outcome: ToolOutcome = { kind, output: `Error: ${reason}`, reason };
+  if (detail !== undefined) outcome.detail = detail;
+  return outcome;
+}
+
+/** Whether a call failed (any kind but `ok`). */
+export function failed(outcome: ToolOutcome): boolean {
+  return outcome.kind !== 'ok';
 }
 
 /** Something the model may cite as `[n]`: a web page or an uploaded file. */
@@ -102,6 +135,26 @@ export interface GatewayInvocation {
   emit: ItemEmitter;
 }
 
+/** An answered approval request, checked but not used up yet (that happens when its call starts). */
+export interface ApprovedCall {
+  /** callId = the approval request's id; arguments exactly as requested. */
+  call: ModelCall;
+  entry: RegistryEntry;
+  /** false: the client declined (nothing runs; the answer is still used up when the turn starts). */
+  approve: boolean;
+  digest: string;
+}
+
+/** What a store says of an approval request id and digest (see ResponseStore.checkApproval). */
+export type ApprovalVerdict = 'ok' | 'unknown' | 'used' | 'mismatch';
+
+/** The registry as hooks may read it (the request's tools). */
+export interface RegistryView {
+  lookup(modelName: string): RegistryEntry | undefined;
+  isVisible(entry: RegistryEntry): boolean;
+  all(): IterableIterator<RegistryEntry>;
+}
+
 /** A call as planned before it runs (no signal yet). */
 export type PlannedInvocation = Omit<GatewayInvocation, 'signal' | 'emit'>;
 
@@ -131,3 +184,42 @@ export interface GatewayExecution {
 }
 
 export { ToolDeclarationError, ToolTimeoutError } from '../errors.js';
+
+/** How loaded deferred tools reach the model (config `tools.toolSearch.mode`). */
+export type DeferralMode = 'result' | 'declare' | 'eager';
+
+/** Hosted tool_search settings, as in config `tools.toolSearch`. */
+export interface ToolSearchSettings {
+  mode: DeferralMode;
+  modelModes: Readonly<Record<string, DeferralMode>>;
+  defaultLimit: number;
+  maxLimit: number;
+  maxToolsPerSearch: number;
+  maxSchemaBytesPerSearch: number;
+  maxLoadedTools: number;
+  maxSearchesPerResponse: number;
+}
+
+/** The declarations a request's tools came from (`tools[2]` → its JSON), for tools that show them back (tool_search_output). */
+export interface DeclaredTool {
+  param: string;
+  raw: JsonObject;
+}
+
+/** What a tool that loads deferred tools may do with the request's registry (implemented by ToolRegistry). */
+export interface LoadableRegistry {
+  lookup(modelName: string): RegistryEntry | undefined;
+  all(): IterableIterator<RegistryEntry>;
+  markLoaded(modelName: string): void;
+  isLoaded(modelName: string): boolean;
+  readonly loadedCount: number;
+  deferral: 'declare' | 'result';
+  loadOnCall: boolean;
+}
+
+/** How a tool's input can be decoded under its grammar: the grammar, and the call arguments a decoded input becomes. */
+export interface ConstrainedInput {
+  grammar: ModelGrammar;
+  /** The model-facing call arguments for a decoded input (a custom tool: `{"input": …}`). */
+  callArguments(input: string): string;
+}

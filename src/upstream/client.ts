@@ -1,4 +1,4 @@
-import type { ModelRequest, RawEvent } from '../protocol/model.js';
+import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 
 /** An inference server behind one dialect. */
 export interface UpstreamClient {
@@ -9,6 +9,11 @@ export interface UpstreamClient {
   open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>>;
   /** The upstream's `GET /models` list, as it answers it. */
   listModels(signal: AbortSignal): Promise<unknown>;
+  /**
+   * Whether `model`'s upstream decodes under a grammar (`ModelRequest.grammar`): probed once per
+   * upstream. Absent = never (e.g. the Responses dialect).
+   */
+  grammarSupport?(model: string, signal: AbortSignal): Promise<GrammarField | undefined>;
   close(): Promise<void>;
 }
 

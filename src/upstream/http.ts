@@ -194,6 +194,13 @@ function connectionError(err: unknown, options: UpstreamOptions): GatewayError {
   return err instanceof undiciErrors.ConnectTimeoutError ? Errors.upstreamConnectTimeout(cause) : Errors.upstreamUnavailable(cause);
 }
 
+/**
+ * How servers word a prompt longer than the model's context: vLLM ("maximum context length is N
+ * tokens", "longer than the maximum model length"), SGLang ("longer than the model's context
+ * length"), llama.cpp ("exceeds the available context size").
+ */
+const CONTEXT_OVERFLOW = /maximum context length|maximum model length|model's context length|exceeds the available context size/i;
+
 /** Upstream 4xx keep their status and message; 5xx become 502. */
 function statusError(status: number, text: string): GatewayError {
   let message = text;
@@ -213,5 +220,7 @@ function statusError(status: number, text: string): GatewayError {
   if (status >= 500) return Errors.upstreamFailed(status, message);
   if (status === 429) return Errors.upstreamRateLimited(message);
   if (status === 404) return Errors.upstreamNotFound(message, param);
+  // the conversation outgrew the model: OpenAI's code, which agents (Codex) answer by compacting
+  if (status === 400 && CONTEXT_OVERFLOW.test(message)) return Errors.contextLengthExceeded(message);
   return Errors.upstreamRejected(status, message, param);
 }

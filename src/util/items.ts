@@ -25,3 +25,17 @@ export function normalizeStoredItem(item: Item | JsonObject): Item {
   if (out.type === 'message' && out.status === undefined) out = { ...out, status: 'completed' };
   return out as Item;
 }
+
+/** Item types only a client sends (answers to the model's calls and requests, references). */
+const CLIENT_ITEM_TYPES = new Set(['mcp_approval_response', 'function_call_output', 'custom_tool_call_output', 'tool_search_output', 'item_reference']);
+
+/**
+ * Whether the model produced an item (an assistant message, a call, reasoning …). Stateless
+ * clients echo the whole history: answers after the input's last model-produced item are new.
+ * An item without `type` but with a `role` is a message.
+ */
+export function isModelProduced(item: JsonObject): boolean {
+  const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
+  if (type === 'message') return item.role === 'assistant';
+  return !CLIENT_ITEM_TYPES.has(String(type));
+}

@@ -35,15 +35,15 @@ export function recordingExecution(options: {
       runs.push(record);
       inv.signal.addEventListener('abort', () => (record.aborted = true), { once: true });
       try {
-        return await (options.respond?.(inv) ?? { output: `results for ${String(inv.args.query)}`, isError: false });
+        return await (options.respond?.(inv) ?? { kind: 'ok', output: `results for ${String(inv.args.query)}` });
       } finally {
         record.endedAt = Date.now();
       }
     },
     end(inv, outcome, emit, state) {
       const { index, id } = state as { index: number; id: string };
-      if (!outcome.isError) emit.event('response.web_search_call.completed', index);
-      emit.done(index, { type: 'web_search_call', id, status: outcome.isError ? 'failed' : 'completed', action: { type: 'search', query: String(inv.args.query ?? '') } });
+      if (outcome.kind === 'ok') emit.event('response.web_search_call.completed', index);
+      emit.done(index, { type: 'web_search_call', id, status: outcome.kind === 'ok' ? 'completed' : 'failed', action: { type: 'search', query: String(inv.args.query ?? '') } });
     },
   };
   return { factory: () => execution, runs };

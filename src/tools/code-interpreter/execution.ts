@@ -1,7 +1,7 @@
 import type { ExecutionFactory } from '../handler.js';
 import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
 import type { PreflightResult } from '../../sandbox/preflight.js';
-import { ToolDeclarationError, type GatewayExecution, type GatewayInvocation, type PlannedInvocation, type ToolOutcome } from '../types.js';
+import { ToolDeclarationError, toolError, type GatewayExecution, type GatewayInvocation, type PlannedInvocation, type ToolOutcome } from '../types.js';
 import { ContainerError, isContainerId, newContainerId, type ContainerRun, type ContainerService } from '../../containers/service.js';
 import { DEFAULT_TENANT } from '../../containers/store.js';
 
@@ -74,16 +74,17 @@ function execution(service: ContainerService, options: Options): GatewayExecutio
     },
     async run(inv: GatewayInvocation): Promise<ToolOutcome> {
       const code = codeOf(inv);
-      if (!code.trim()) return { output: "Error: the python tool needs a non-empty 'code' string.", isError: true };
+      if (!code.trim()) return toolError("the python tool needs a non-empty 'code' string.");
       try {
         if (options.auto) await service.ensureAuto(options.containerId, options.owner, options.auto.memoryLimit, options.auto.fileIds);
         const run = await service.run(options.containerId, code, inv.signal, options.owner);
         if (run.files.length > 0) {
           inv.emit.registerFiles?.(run.files.map((f) => ({ containerId: f.containerId, fileId: f.id, filename: f.path.slice(f.path.lastIndexOf('/') + 1), path: f.path })));
         }
-        return { output: modelOutput(run), isError: run.result.status === 'killed', detail: { run } satisfies Detail };
+        // a killed program failed the call; the model reads what it printed all the same
+        return { kind: run.result.status === 'killed' ? 'fatal' : 'ok', output: modelOutput(run), detail: { run } satisfies Detail };
       } catch (err) {
-        if (err instanceof ContainerError) return { output: `Error: ${err.message}`, isError: true };
+        if (err instanceof ContainerError) return toolError(err.message);
         throw err;
       }
     },

@@ -18,6 +18,7 @@ export const codeInterpreterHandler: ToolHandler<JsonObject> = {
   types: ['code_interpreter'],
   owner: 'gateway',
   callItemTypes: ['code_interpreter_call'],
+  choiceType: 'code_interpreter',
   replayCall(item) {
     // an earlier run, as the model made it: a python call; its output only when the item kept it
     // (outputs are on the public item only when `include` asked; the stored record has them all)

@@ -1,7 +1,8 @@
 import { FormatCache, GrammarDefinitionError, type FormatChecker } from '../../grammar/index.js';
 import type { JsonObject } from '../../protocol/responses.js';
 import type { GrammarSettings, ToolHandler } from '../handler.js';
-import { ToolDeclarationError, type InputCheck, type RegistryEntry } from '../types.js';
+import { CUSTOM_INPUT_KEY, ToolDeclarationError, type InputCheck, type RegistryEntry } from '../types.js';
+import { replayedName, replayedOutput } from '../replay.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName, requireString } from '../validate.js';
 
 export interface CustomDeclaration {
@@ -22,7 +23,7 @@ const formats = new FormatCache(256);
 export const grammarMismatches = { repair: 0, reject: 0, returned: 0 };
 
 /** The single string parameter a custom tool's input travels in. */
-export const CUSTOM_INPUT_KEY = 'input';
+export { CUSTOM_INPUT_KEY };
 
 export function parseCustom(raw: JsonObject, param: string): CustomDeclaration {
   const name = requireFunctionName(raw, param);
@@ -88,6 +89,12 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   types: ['custom'],
   owner: 'client',
   parse: parseCustom,
+  // the model called a function whose one parameter is the raw input
+  replayItemTypes: ['custom_tool_call', 'custom_tool_call_output'],
+  replay: (item, ctx) =>
+    item.type === 'custom_tool_call_output'
+      ? [replayedOutput(item)]
+      : [{ type: 'function_call', callId: item.call_id as string, name: replayedName(ctx, 'custom', item.name as string, item.namespace), arguments: JSON.stringify({ [CUSTOM_INPUT_KEY]: item.input }) }],
   normalize(decl, param, ctx): RegistryEntry[] {
     if (decl.unchecked) ctx.logOnce(`grammar-unchecked:${decl.name}`, `custom tool '${decl.name}': input not checked, its grammar uses unsupported syntax (${decl.unchecked})`);
     return [customEntry(decl, decl.name, param, undefined, ctx.grammar)];
@@ -114,6 +121,9 @@ export function customEntry(decl: CustomDeclaration, modelName: string, param: s
     declaredAt: param,
     deferred: decl.deferred,
     ...(inputCheck ? { inputCheck } : {}),
+    ...(decl.checker && decl.format.type === 'grammar'
+      ? { constrained: { grammar: { syntax: decl.format.syntax, definition: decl.format.definition }, callArguments: (input: string) => JSON.stringify({ [CUSTOM_INPUT_KEY]: input }) } }
+      : {}),
   };
 }
 

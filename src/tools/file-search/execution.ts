@@ -1,7 +1,7 @@
 import type { ExecutionFactory } from '../handler.js';
 import { DEFAULT_OWNER } from '../../files/store.js';
 import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
-import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../types.js';
+import { failed, toolError, toolResult, type GatewayExecution, type GatewayInvocation, type ToolOutcome } from '../types.js';
 import { parseSearchOptions, type SearchOptions } from '../../retrieval/request-options.js';
 import type { Retriever, SearchHit } from '../../retrieval/search.js';
 
@@ -56,11 +56,11 @@ function fileSearchExecution(retriever: Retriever, owner: string, storeIds: stri
       const detail = outcome.detail as Detail | undefined;
       const queries = detail?.queries ?? queriesOf(inv.args);
       const results =
-        includeResults && detail && !outcome.isError
+        includeResults && detail && !failed(outcome)
           ? detail.hits.map((h) => ({ file_id: h.fileId, filename: h.filename, score: h.score, text: h.text, attributes: h.attributes }))
           : null;
-      if (!outcome.isError) emit.event('response.file_search_call.completed', index);
-      emit.done(index, { type: 'file_search_call', id, status: outcome.isError ? 'failed' : 'completed', queries, results });
+      if (!failed(outcome)) emit.event('response.file_search_call.completed', index);
+      emit.done(index, { type: 'file_search_call', id, status: failed(outcome) ? 'failed' : 'completed', queries, results });
     },
   };
 }
@@ -73,15 +73,15 @@ function queriesOf(args: JsonObject): string[] {
 
 async function search(retriever: Retriever, owner: string, storeIds: string[], options: SearchOptions, inv: GatewayInvocation): Promise<ToolOutcome> {
   const queries = queriesOf(inv.args);
-  if (queries.length === 0) return { output: "Error: file_search needs 'queries': an array of one or more non-empty strings.", isError: true, detail: { queries, hits: [] } };
+  if (queries.length === 0) return toolError("file_search needs 'queries': an array of one or more non-empty strings.", 'model_error', { queries, hits: [] });
   let hits: SearchHit[];
   try {
     hits = await retriever.search({ owner, storeIds, queries, ...options }, inv.signal);
   } catch (err) {
-    return { output: `Error: the file search failed: ${err instanceof Error ? err.message : String(err)}`, isError: true, detail: { queries, hits: [] } };
+    return toolError(`the file search failed: ${err instanceof Error ? err.message : String(err)}`, 'fatal', { queries, hits: [] });
   }
-  if (hits.length === 0) return { output: `No passages in the files match ${queries.map((q) => JSON.stringify(q)).join(', ')}.`, isError: false, detail: { queries, hits } };
+  if (hits.length === 0) return toolResult(`No passages in the files match ${queries.map((q) => JSON.stringify(q)).join(', ')}.`, { queries, hits });
   const numbers = inv.emit.registerSources(hits.map((h) => ({ fileId: h.fileId, filename: h.filename })));
   const body = hits.map((h, i) => `[${numbers[i]}] ${h.filename} (score ${h.score.toFixed(2)})\n${h.text.length > MAX_PASSAGE_CHARS ? `${h.text.slice(0, MAX_PASSAGE_CHARS)}…` : h.text}`);
-  return { output: [`File search results for ${queries.map((q) => JSON.stringify(q)).join(', ')}:`, ...body, 'Cite the passages you use as [n].'].join('\n\n'), isError: false, detail: { queries, hits } };
+  return toolResult([`File search results for ${queries.map((q) => JSON.stringify(q)).join(', ')}:`, ...body, 'Cite the passages you use as [n].'].join('\n\n'), { queries, hits });
 }

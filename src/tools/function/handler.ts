@@ -1,6 +1,7 @@
 import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
+import { replayedName, replayedOutput } from '../replay.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName } from '../validate.js';
 
 export interface FunctionDeclaration {
@@ -31,6 +32,13 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
   types: ['function'],
   owner: 'client',
   parse: parseFunction,
+  replayItemTypes: ['function_call', 'function_call_output'],
+  replay: (item, ctx) =>
+    item.type === 'function_call_output'
+      ? [replayedOutput(item)]
+      : [{ type: 'function_call', callId: item.call_id as string, name: replayedName(ctx, 'function', item.name as string, item.namespace), arguments: item.arguments as string }],
+  // echoed with the optional fields made explicit, as OpenAI does
+  echo: (raw) => ({ ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null }),
   normalize(decl, param): RegistryEntry[] {
     return [
       {

@@ -1,5 +1,5 @@
 import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
-import type { GatewayExecution, ItemEmitter, PlannedInvocation } from '../types.js';
+import { failed, toolError, toolResult, type GatewayExecution, type ItemEmitter, type PlannedInvocation } from '../types.js';
 import { needsApproval, type ToolTraits } from '../../mcp/filters.js';
 import type { McpServerRef, McpService } from '../../mcp/service.js';
 
@@ -41,13 +41,11 @@ export function mcpExecution(service: McpService, server: McpServerRef, requireA
     },
     async run(inv) {
       const outcome = await service.callTool(server, toolName(inv), inv.args, inv.signal, timeoutMs);
-      return outcome.error === null
-        ? { output: outcome.output, isError: false }
-        : { output: `Error: ${outcome.error}`, isError: true, detail: outcome };
+      return outcome.error === null ? toolResult(outcome.output) : toolError(outcome.error, 'model_error', outcome);
     },
     end(inv, outcome, emit, state) {
       const { index, id, arguments: args } = state as McpCallState;
-      const error = outcome.isError ? ((outcome.detail as { error?: string } | undefined)?.error ?? outcome.output.replace(/^Error: /, '')) : null;
+      const error = failed(outcome) ? (outcome.reason ?? outcome.output) : null;
       emit.event(error === null ? 'response.mcp_call.completed' : 'response.mcp_call.failed', index);
       emit.done(index, {
         type: 'mcp_call',

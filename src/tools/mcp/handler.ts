@@ -3,11 +3,13 @@ import { mcpExecution } from './execution.js';
 import { mcpModelName } from '../../mcp/naming.js';
 import type { McpToolInfo } from '../../mcp/pool.js';
 import type { McpServerRef } from '../../mcp/service.js';
-import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import type { ModelItem } from '../../protocol/model.js';
+import { ID_PREFIX, type Item, type JsonObject } from '../../protocol/responses.js';
 import { newId } from '../../util/ids.js';
-import { isValidHeaderName, isValidHeaderValue } from '../../util/redact.js';
+import { isValidHeaderName, isValidHeaderValue, redactUrl } from '../../util/redact.js';
+import { mcpApprovalGate } from './approvals.js';
 import type { ToolHandler } from '../handler.js';
-import { ToolDeclarationError, type RegistryEntry } from '../types.js';
+import { ToolDeclarationError, toolError, type RegistryEntry } from '../types.js';
 import { isPlainObject, optionalObject, optionalString, optionalStringArray, requireString } from '../validate.js';
 
 /** Fields of an `mcp` declaration that carry credentials: never stored, logged or echoed. */
@@ -42,8 +44,37 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
     return {
       name: mcpModelName(String(item.server_label), String(item.name)),
       arguments: typeof item.arguments === 'string' && item.arguments ? item.arguments : '{}',
-      output: item.error ? `Error: ${typeof item.error === 'string' ? item.error : JSON.stringify(item.error)}` : typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''),
+      output: item.error ? toolError(typeof item.error === 'string' ? item.error : JSON.stringify(item.error)).output : typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''),
     };
+  },
+  // an approval request becomes the model's call once the client answers it; unanswered, it is
+  // left out (a call without a result breaks most chat templates)
+  replayItemTypes: ['mcp_approval_request', 'mcp_approval_response', 'mcp_list_tools'],
+  replay(item, ctx) {
+    const requests = ctx.scratch('mcp_approval_requests', () => new Map<string, JsonObject>());
+    if (item.type === 'mcp_approval_request') requests.set(item.id as string, item);
+    if (item.type !== 'mcp_approval_response') return [];
+    const id = item.approval_request_id as string;
+    const request = requests.get(id);
+    if (!request || ctx.answeredApprovals.has(id)) return [];
+    ctx.answeredApprovals.add(id);
+    const call: ModelItem = { type: 'function_call', callId: id, name: mcpModelName(String(request.server_label), String(request.name)), arguments: String(request.arguments ?? '{}') };
+    if (item.approve === true) return [call];
+    const reason = typeof item.reason === 'string' && item.reason ? `: ${item.reason}` : '.';
+    return [call, { type: 'function_call_output', callId: id, output: `The user declined to run this tool call${reason}` }];
+  },
+  gate: mcpApprovalGate,
+  // a discovered listing: added (empty) → in_progress → completed → done
+  prelude: {
+    itemType: 'mcp_list_tools',
+    opened: (item) => ({ ...item, tools: [] }) as Item,
+    events: ['response.mcp_list_tools.in_progress', 'response.mcp_list_tools.completed'],
+  },
+  redact(raw) {
+    const copy = { ...raw };
+    for (const field of MCP_SECRET_FIELDS) delete copy[field];
+    if (typeof copy.server_url === 'string') copy.server_url = redactUrl(copy.server_url);
+    return copy;
   },
   parse(raw, param) {
     const label = requireString(raw, 'server_label', param);
@@ -81,7 +112,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
   async discover(decl, param, ctx) {
     if (!ctx.mcp) return { declaration: decl, items: [] };
     const server = ctx.mcp.resolve(decl.raw, param);
-    const prior = ctx.priorListings.get(decl.label);
+    const prior = latestListing(ctx.priorItems, decl.label);
     if (prior && Array.isArray(prior.tools)) {
       // as OpenAI does: a listing already in the conversation is reused, not fetched again
       const tools = (prior.tools as JsonObject[]).map((t) => ({
@@ -124,10 +155,19 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
         owner: 'gateway',
         execution,
         declaredAt: param,
+        // a deferred server's tools are loaded one by one by tool_search
+        ...(decl.raw.defer_loading === true ? { deferred: true } : {}),
       } satisfies RegistryEntry;
     });
   },
 };
+
+/** The latest successful `mcp_list_tools` of a server in the conversation (history, then this input). */
+function latestListing(items: readonly JsonObject[], label: string): JsonObject | undefined {
+  let latest: JsonObject | undefined;
+  for (const item of items) if (item.type === 'mcp_list_tools' && item.server_label === label && !item.error) latest = item;
+  return latest;
+}
 
 /** The client's `allowed_tools`, narrowed further by the operator's list for a configured server. */
 function allowedOnly(tools: McpToolInfo[], decl: McpDeclaration, server: McpServerRef): McpToolInfo[] {

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { isPlainObject, requireFunctionName, requireString } from '../validate.js';
+import { flattenedName, NAMESPACE_SEPARATOR } from '../names.js';
 import { customEntry, parseCustom, type CustomDeclaration } from '../custom/handler.js';
 import { parseFunction, type FunctionDeclaration } from '../function/handler.js';
 
@@ -12,20 +12,7 @@ export interface NamespaceDeclaration {
   members: Array<{ kind: 'function'; decl: FunctionDeclaration; param: string } | { kind: 'custom'; decl: CustomDeclaration; param: string }>;
 }
 
-/** Separator between a namespace and a member in model-visible names: `crm__lookup`. */
-export const NAMESPACE_SEPARATOR = '__';
-
-/**
- * The model-visible name of a namespace member: `<namespace>__<member>`, cut to 64 characters
- * with an 8-hex-digit hash suffix when longer, so it is deterministic and stays within the
- * Chat Completions name limit. The registry, not this string, restores the identity.
- */
-export function flattenedName(namespace: string, member: string): string {
-  const name = `${namespace}${NAMESPACE_SEPARATOR}${member}`;
-  if (name.length <= 64) return name;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
-  return `${name.slice(0, 55)}_${hash}`;
-}
+export { flattenedName, NAMESPACE_SEPARATOR };
 
 export const namespaceHandler: ToolHandler<NamespaceDeclaration> = {
   types: ['namespace'],

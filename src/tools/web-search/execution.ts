@@ -1,7 +1,7 @@
 import type { ExecutionFactory } from '../handler.js';
 import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
 import { WEB_SEARCH_FUNCTIONS } from './handler.js';
-import type { GatewayExecution, GatewayInvocation, ToolOutcome } from '../types.js';
+import { failed, toolError, toolResult, type GatewayExecution, type GatewayInvocation, type ToolOutcome } from '../types.js';
 import type { TtlCache } from '../../search/cache.js';
 import { PageReadError, findInText, type Page } from '../../search/page-reader.js';
 import { SearchProviderError, domainAllowed, type SearchProvider, type SearchResult, type UserLocation } from '../../search/provider.js';
@@ -109,8 +109,8 @@ function webSearchExecution(services: WebSearchServices, options: Options): Gate
       const sources = (outcome.detail as { sources?: string[] } | undefined)?.sources;
       if (action.type === 'search' && options.includeSources && sources) action.sources = sources.map((url) => ({ type: 'url', url }));
       const results = (outcome.detail as { results?: JsonObject[] } | undefined)?.results;
-      if (!outcome.isError) emit.event('response.web_search_call.completed', index);
-      emit.done(index, { type: 'web_search_call', id, status: outcome.isError ? 'failed' : 'completed', action, ...(options.includeResults && results ? { results } : {}) });
+      if (!failed(outcome)) emit.event('response.web_search_call.completed', index);
+      emit.done(index, { type: 'web_search_call', id, status: failed(outcome) ? 'failed' : 'completed', action, ...(options.includeResults && results ? { results } : {}) });
     },
   };
 }
@@ -155,8 +155,8 @@ async function search(services: WebSearchServices, options: Options, inv: Gatewa
           'Cite the sources you use as [n].',
         ].join('\n\n');
   return {
+    kind: 'ok',
     output: body,
-    isError: false,
     detail: { sources: results.map((r) => r.url), results: results.map((r) => ({ url: r.url, title: r.title, published_at: r.publishedAt ?? null })) },
   };
 }
@@ -166,7 +166,7 @@ async function openPage(services: WebSearchServices, options: Options, inv: Gate
   if (!isPage(page)) return page;
   const [n] = inv.emit.registerSources([{ url: page.finalUrl, title: page.title || page.finalUrl }]);
   const text = clip(page.text, options.context.pageChars);
-  return { output: `[${n}] ${page.title || page.finalUrl}\nURL: ${page.finalUrl}\n\n${text}${page.truncated ? '\n…[page truncated]' : ''}`, isError: false, detail: { sources: [page.finalUrl] } };
+  return toolResult(`[${n}] ${page.title || page.finalUrl}\nURL: ${page.finalUrl}\n\n${text}${page.truncated ? '\n…[page truncated]' : ''}`, { sources: [page.finalUrl] });
 }
 
 async function findInPage(services: WebSearchServices, options: Options, inv: GatewayInvocation): Promise<ToolOutcome> {
@@ -176,8 +176,8 @@ async function findInPage(services: WebSearchServices, options: Options, inv: Ga
   if (!isPage(page)) return page;
   const [n] = inv.emit.registerSources([{ url: page.finalUrl, title: page.title || page.finalUrl }]);
   const matches = findInText(page.text, pattern, 10);
-  if (matches.length === 0) return { output: `"${pattern}" was not found in [${n}] ${page.finalUrl}.`, isError: false };
-  return { output: [`${matches.length} match(es) for "${pattern}" in [${n}] ${page.title || page.finalUrl}:`, ...matches.map((m) => `…${m.context}…`)].join('\n\n'), isError: false };
+  if (matches.length === 0) return toolResult(`"${pattern}" was not found in [${n}] ${page.finalUrl}.`);
+  return toolResult([`${matches.length} match(es) for "${pattern}" in [${n}] ${page.title || page.finalUrl}:`, ...matches.map((m) => `…${m.context}…`)].join('\n\n'));
 }
 
 async function loadPage(services: WebSearchServices, options: Options, inv: GatewayInvocation, rawUrl: unknown): Promise<Page | ToolOutcome> {
@@ -211,7 +211,7 @@ function providerErrorText(err: unknown): string {
 }
 
 function failure(message: string): ToolOutcome {
-  return { output: `Error: ${message}`, isError: true };
+  return toolError(message);
 }
 
 function clip(text: string, max: number): string {

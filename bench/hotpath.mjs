@@ -1,0 +1,352 @@
+// Hot-path targets beyond bench/run.mjs (issue 16), run by `npm run bench` after it:
+//
+//   node bench/hotpath.mjs            (after `npm run build`)
+//
+// 1. store: true (SQLite, WAL) throughput at concurrency 64 vs direct   — target ≥ 40 % of direct
+// 2. Codex request bodies (test/fixtures/codex) through the gateway vs the exact upstream request
+//    it sent, replayed directly: added median at c=1 per body, throughput ratio at c=64
+// 3. a 5-round gateway tool loop and a client function round trip        — ≤ 0.2 ms per round beyond the upstream
+// 4. conversation growth: a turn continued from a previous_response_id chain of depth 1, 10,
+//    100, 1,000 (each stored turn ≈ 3 KB) — added latency at depth 1,000 within 2× of depth 1
+//
+// 1–2 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data dir);
+// 3–4 an in-process simulator and gateway (startGateway), so the exact upstream requests can be
+// read from the simulator's log and replayed directly. See bench/README.md for the method.
+//
+// Knobs: BENCH_HOTPATH_SECONDS (4, measured seconds per load run), BENCH_HOTPATH_WARMUP (1),
+// BENCH_HOTPATH_N (200, sequential samples per side), BENCH_HOTPATH_ONLY (store,codex,tools,growth),
+// BENCH_HOTPATH_RESULTS (bench/hotpath-results.json).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import pino from 'pino';
+import { Pool } from 'undici';
+import { startGateway } from '../dist/app.js';
+import { loadConfig } from '../dist/config/config.js';
+import { startSimulator } from '../dist/simulate/server.js';
+import { measure } from './lib/load.mjs';
+import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
+import { median, round } from './lib/stats.mjs';
+
+const SECONDS = Number(process.env.BENCH_HOTPATH_SECONDS ?? 4);
+const WARMUP = Number(process.env.BENCH_HOTPATH_WARMUP ?? 1);
+const N = Number(process.env.BENCH_HOTPATH_N ?? 200);
+const ONLY = new Set((process.env.BENCH_HOTPATH_ONLY ?? 'store,codex,tools,growth').split(',').map((x) => x.trim()));
+const RESULTS_FILE = process.env.BENCH_HOTPATH_RESULTS ?? fileURLToPath(new URL('./hotpath-results.json', import.meta.url));
+const MODEL = 'switchyard-sim';
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const CODEX_DIR = fileURLToPath(new URL('../test/fixtures/codex/', import.meta.url));
+const CODEX_BODIES = ['fallback-tool/0001', 'fallback-tool/0002', 'catalog-apply-patch/0001', 'catalog-apply-patch/0002'];
+const log = (...args) => console.log(...args);
+const fmt = (v, d = 3) => (v === null || v === undefined || !Number.isFinite(v) ? 'n/a' : v.toFixed(d));
+
+// ---------- shared helpers ----------
+
+/** POST and read the whole body; ms from the call to the end of the body. */
+async function timed(pool, path, body) {
+  const t0 = process.hrtime.bigint();
+  const res = await pool.request({ path, method: 'POST', headers: JSON_HEADERS, body });
+  const text = await res.body.text();
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
+  return { ms, text };
+}
+
+/** Alternates the given request makers (drift hits all alike); `warm` discarded rounds, then `n`; medians. */
+async function interleaved(makers, warm, n) {
+  const samples = Object.fromEntries(Object.keys(makers).map((k) => [k, []]));
+  for (let i = 0; i < warm + n; i++) {
+    for (const [k, make] of Object.entries(makers)) {
+      const { ms } = await make();
+      if (i >= warm) samples[k].push(ms);
+    }
+  }
+  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+}
+
+function completedStream(text) {
+  if (!text.includes('event: response.completed')) throw new Error(`stream did not complete: ${text.slice(-400)}`);
+}
+
+// ---------- 1 + 2: children (load) ----------
+
+async function childSections(tmpRoot, results) {
+  const sim = await startSimulatorChild();
+  const gw = await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, 'data') });
+  const direct = `http://127.0.0.1:${sim.port}`;
+  const cpu = () => ({ gw: cpuMicros(gw.pid) });
+  const load = async (url, body, connections) => {
+    const r = await measure({ url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpu, after: cpu });
+    if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    return { rps: round(r.rps, 1), requests: r.requests, p50Ms: round(r.latencyMs.p50, 3), gatewayCpuUsPerRequest: url.startsWith(gw.url) ? round((r.after.gw - r.before.gw) / r.requests, 1) : null };
+  };
+  try {
+    if (ONLY.has('store')) {
+      log(`\nstore: true (SQLite WAL) vs store: false vs direct, blocking, c=64 (${WARMUP}s + ${SECONDS}s each) …`);
+      const gwBody = (store) => ({ model: MODEL, input: 'hello', stream: false, store });
+      // sanity: a stored response can be read back
+      const pool = new Pool(gw.url, { connections: 1 });
+      const stored = JSON.parse((await timed(pool, '/v1/responses', JSON.stringify(gwBody(true)))).text);
+      const back = await pool.request({ path: `/v1/responses/${stored.id}`, method: 'GET' });
+      await back.body.text();
+      await pool.close();
+      if (back.statusCode !== 200) throw new Error(`store: true sanity: GET ${stored.id} answered ${back.statusCode}`);
+      const runs = {};
+      runs.direct = await load(`${direct}/v1/chat/completions`, { model: MODEL, messages: [{ role: 'user', content: 'hello' }], stream: false }, 64);
+      runs.gatewayStoreFalse = await load(`${gw.url}/v1/responses`, gwBody(false), 64);
+      runs.gatewayStoreTrue = await load(`${gw.url}/v1/responses`, gwBody(true), 64);
+      for (const [k, v] of Object.entries(runs)) log(`   ${k.padEnd(18)} ${fmt(v.rps, 0).padStart(7)} req/s  p50 ${fmt(v.p50Ms)} ms${v.gatewayCpuUsPerRequest !== null ? `  gateway CPU ${fmt(v.gatewayCpuUsPerRequest, 0)} µs/req` : ''}`);
+      results.store = { runs, storeTrueRatio: round(runs.gatewayStoreTrue.rps / runs.direct.rps, 3), storeFalseRatio: round(runs.gatewayStoreFalse.rps / runs.direct.rps, 3) };
+    }
+
+    if (ONLY.has('codex')) {
+      log(`\nCodex request bodies (streaming, store: false) vs the upstream request replayed directly …`);
+      const gwPool = new Pool(gw.url, { connections: 1 });
+      const simPool = new Pool(direct, { connections: 1 });
+      const perBody = {};
+      let heaviest = null;
+      try {
+        for (const name of CODEX_BODIES) {
+          const body = readFileSync(join(CODEX_DIR, `${name}-request.json`), 'utf8');
+          completedStream((await timed(gwPool, '/v1/responses', body)).text);
+          const [upstream] = await sim.lastRequests(1);
+          const upstreamBody = JSON.stringify(upstream);
+          if (!(await timed(simPool, '/v1/chat/completions', upstreamBody)).text.includes('data: [DONE]')) throw new Error(`${name}: the direct replay did not complete`);
+          const m = await interleaved({ gateway: () => timed(gwPool, '/v1/responses', body), direct: () => timed(simPool, '/v1/chat/completions', upstreamBody) }, 30, Math.max(20, Math.round(N / 2)));
+          perBody[name] = { requestBytes: body.length, upstreamBytes: upstreamBody.length, gatewayMedianMs: round(m.gateway, 4), directMedianMs: round(m.direct, 4), addedMedianMs: round(m.gateway - m.direct, 4) };
+          log(`   ${name.padEnd(26)} ${String(body.length).padStart(6)} B  gateway ${fmt(m.gateway)} ms  direct ${fmt(m.direct)} ms  added ${fmt(m.gateway - m.direct)} ms`);
+          if (heaviest === null || body.length > heaviest.body.length) heaviest = { name, body, upstreamBody };
+        }
+      } finally {
+        await gwPool.close();
+        await simPool.close();
+        await sim.lastRequests(0);
+      }
+      const dRun = await load(`${direct}/v1/chat/completions`, heaviest.upstreamBody, 64);
+      const gRun = await load(`${gw.url}/v1/responses`, heaviest.body, 64);
+      await sim.lastRequests(0);
+      log(`   c=64 ${heaviest.name}: direct ${fmt(dRun.rps, 0)} req/s, gateway ${fmt(gRun.rps, 0)} req/s (gateway CPU ${fmt(gRun.gatewayCpuUsPerRequest, 0)} µs/req)`);
+      const addedMean = Object.values(perBody).reduce((s, x) => s + x.addedMedianMs, 0) / CODEX_BODIES.length;
+      results.codex = { perBody, meanAddedMedianMs: round(addedMean, 4), c64: { body: heaviest.name, direct: dRun, gateway: gRun, ratio: round(gRun.rps / dRun.rps, 3) } };
+    }
+  } finally {
+    await stopAll();
+  }
+}
+
+// ---------- 3 + 4: in process ----------
+
+/** A minimal web_search execution (as in bench/tools.mjs): opens and closes a web_search_call item; no real work. */
+function webSearchExecution() {
+  return {
+    parallelSafe: true,
+    timeoutMs: 5000,
+    begin(inv, emit) {
+      const item = { type: 'web_search_call', id: emit.newId('ws'), status: 'in_progress', action: { type: 'search', query: String(inv.args.query ?? '') } };
+      const index = emit.add(item);
+      emit.event('response.web_search_call.in_progress', index);
+      return { index, item };
+    },
+    async run() {
+      return { output: 'ok', isError: false };
+    },
+    end(_inv, outcome, emit, state) {
+      emit.event('response.web_search_call.completed', state.index);
+      emit.done(state.index, { ...state.item, status: outcome.isError ? 'failed' : 'completed' });
+    },
+  };
+}
+
+const script = (text, rounds) => `${text}\n#sim ${JSON.stringify({ rounds })}`;
+
+async function inProcessSections(tmpRoot, results) {
+  const dataDir = join(tmpRoot, 'inproc');
+  const sim = await startSimulator({ port: 0 });
+  const config = loadConfig({ env: {}, overrides: { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', upstream: { url: sim.url } } });
+  const gateway = await startGateway({ config, logger: pino({ level: 'silent' }), executions: { web_search: () => webSearchExecution() } });
+  const gwPool = new Pool(gateway.url, { connections: 1 });
+  const simPool = new Pool(new URL(sim.url).origin, { connections: 1 });
+  /** Sends a gateway request once and returns its parsed body and the upstream requests it made. */
+  const capture = async (body) => {
+    const before = sim.requests.length;
+    const text = (await timed(gwPool, '/v1/responses', body)).text;
+    return { response: JSON.parse(text), upstream: sim.requests.slice(before).map((r) => JSON.stringify(r.body)) };
+  };
+  const gwReq = (body) => () => timed(gwPool, '/v1/responses', body);
+  const simReq = (body) => () => timed(simPool, '/v1/chat/completions', body);
+  try {
+    if (ONLY.has('tools')) {
+      log(`\ntool rounds (blocking, c=1, ${N} each after 50 warm-up, medians) …`);
+      // a gateway tool loop: 5 web_search rounds then the answer (6 upstream rounds) vs the answer alone
+      const ROUNDS = 5;
+      const loopSteps = Array.from({ length: ROUNDS }, (_, i) => ({ tool_calls: [{ name: 'web_search', arguments: { query: `switchyard ${i}` } }] }));
+      const body = (input) => JSON.stringify({ model: MODEL, input, tools: [{ type: 'web_search' }], stream: false, store: false });
+      const loopBody = body(script('search please', [...loopSteps, { text: 'Found it.' }]));
+      const plainBody = body(script('search please', [{ text: 'Found it.' }]));
+      const loop = await capture(loopBody);
+      if (loop.response.status !== 'completed' || loop.upstream.length !== ROUNDS + 1) throw new Error(`tool loop: status ${loop.response.status}, ${loop.upstream.length} upstream rounds`);
+      const plain = await capture(plainBody);
+      const makers = { loop: gwReq(loopBody), plain: gwReq(plainBody), directPlain: simReq(plain.upstream[0]) };
+      loop.upstream.forEach((b, i) => {
+        makers[`directLoop${i}`] = simReq(b);
+      });
+      const m = await interleaved(makers, 50, N);
+      let directLoop = 0;
+      for (let i = 0; i <= ROUNDS; i++) directLoop += m[`directLoop${i}`];
+      // what the 5 added rounds cost the gateway beyond what the added upstream work costs directly
+      const loopPerRound = (m.loop - m.plain - (directLoop - m.directPlain)) / ROUNDS;
+      log(`   5-round loop ${fmt(m.loop)} ms, plain ${fmt(m.plain)} ms; upstream directly: loop rounds Σ ${fmt(directLoop)} ms, plain ${fmt(m.directPlain)} ms → ${fmt(loopPerRound)} ms per added round`);
+
+      // a client function round trip: turn 1 answers with a function_call, turn 2 carries its output back
+      const fnTool = { type: 'function', name: 'get_weather', description: 'Weather for a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+      const userMsg = { role: 'user', content: script('weather in Paris?', [{ tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] }, { text: 'Sunny.' }]) };
+      const turn1Body = JSON.stringify({ model: MODEL, input: [userMsg], tools: [fnTool], stream: false, store: false });
+      const t1 = await capture(turn1Body);
+      const call = t1.response.output.find((i) => i.type === 'function_call');
+      if (!call) throw new Error('client round trip: no function_call in turn 1');
+      const turn2Body = JSON.stringify({ model: MODEL, input: [userMsg, call, { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' }], tools: [fnTool], stream: false, store: false });
+      const t2 = await capture(turn2Body);
+      if (t2.response.output[0]?.content?.[0]?.text !== 'Sunny.') throw new Error('client round trip: unexpected turn 2');
+      const c = await interleaved({ turn1: gwReq(turn1Body), direct1: simReq(t1.upstream[0]), turn2: gwReq(turn2Body), direct2: simReq(t2.upstream[0]) }, 50, N);
+      const clientPerRound = (c.turn1 - c.direct1 + (c.turn2 - c.direct2)) / 2;
+      log(`   client function round trip: turn 1 ${fmt(c.turn1)} ms (direct ${fmt(c.direct1)}), turn 2 ${fmt(c.turn2)} ms (direct ${fmt(c.direct2)}) → ${fmt(clientPerRound)} ms per round`);
+      results.tools = {
+        gatewayLoop: { rounds: ROUNDS, medianMs: Object.fromEntries(Object.entries(m).map(([k, v]) => [k, round(v, 4)])), perAddedRoundMs: round(loopPerRound, 4) },
+        clientRoundTrip: { medianMs: Object.fromEntries(Object.entries(c).map(([k, v]) => [k, round(v, 4)])), perRoundMs: round(clientPerRound, 4) },
+      };
+    }
+
+    if (ONLY.has('growth')) {
+      results.growth = await conversationGrowth(dataDir, capture, gwReq, simReq);
+    }
+  } finally {
+    await gwPool.close();
+    await simPool.close();
+    await gateway.close();
+    await sim.close();
+  }
+}
+
+/** A few KB of ordinary prose (varied words, so nothing compresses to a trick). */
+function proseKB(kb, seed) {
+  const words = ['gateway', 'stream', 'response', 'model', 'token', 'upstream', 'history', 'turn', 'request', 'latency', 'cache', 'store', 'event', 'function', 'tool', 'round'];
+  let s = '';
+  let x = seed + 1;
+  while (s.length < kb * 1024) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    s += `${words[x % words.length]} `;
+  }
+  return s.trim();
+}
+
+/**
+ * Chains of depth 1, 10, 100, 1,000 stored in the gateway's SQLite file (cloned from one real
+ * stored turn of ≈ 3 KB, with fresh response and item ids, linked by previous_response_id), then
+ * a turn continued from each chain's tip, vs its upstream request replayed directly.
+ */
+async function conversationGrowth(dataDir, capture, gwReq, simReq) {
+  const DEPTHS = [1, 10, 100, 1000];
+  log(`\nconversation growth: a turn continued from a chain of depth ${DEPTHS.join(', ')} (≈ 3 KB per stored turn) …`);
+  const template = await capture(JSON.stringify({ model: MODEL, input: proseKB(2.5, 1), stream: false, store: true }));
+  const db = new Database(join(dataDir, 'switchyard.db'));
+  const row = db.prepare('SELECT * FROM responses WHERE id = ?').get(template.response.id);
+  if (!row) throw new Error('growth: the template turn was not stored');
+  const columns = Object.keys(row);
+  const insert = db.prepare(`INSERT INTO responses (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
+  const freshId = (id) => `${id.slice(0, id.indexOf('_') + 1)}${randomBytes(12).toString('hex')}`;
+  const tips = {};
+  db.transaction(() => {
+    for (const depth of DEPTHS) {
+      let previous = null;
+      for (let k = 0; k < depth; k++) {
+        const response = JSON.parse(row.response);
+        const inputItems = JSON.parse(row.input_items);
+        response.id = freshId(response.id);
+        response.previous_response_id = previous;
+        for (const item of [...inputItems, ...response.output]) if (typeof item.id === 'string') item.id = freshId(item.id);
+        insert.run({ ...row, id: response.id, previous_response_id: previous, response: JSON.stringify(response), input_items: JSON.stringify(inputItems) });
+        previous = response.id;
+      }
+      tips[depth] = previous;
+    }
+  })();
+  db.close();
+  const out = { perDepth: {} };
+  for (const depth of DEPTHS) {
+    const body = JSON.stringify({ model: MODEL, previous_response_id: tips[depth], input: 'And then?', stream: false, store: true });
+    const first = await capture(body);
+    if (first.response.status !== 'completed' || first.upstream.length !== 1) throw new Error(`growth: depth ${depth} turn did not complete`);
+    const upstream = first.upstream[0];
+    const messages = JSON.parse(upstream).messages.length;
+    const n = depth >= 1000 ? Math.max(10, Math.round(N / 10)) : depth >= 100 ? Math.max(20, Math.round(N / 4)) : N;
+    const m = await interleaved({ gateway: gwReq(body), direct: simReq(upstream) }, Math.min(20, n), n);
+    out.perDepth[depth] = { upstreamMessages: messages, upstreamBytes: upstream.length, n, gatewayMedianMs: round(m.gateway, 4), directMedianMs: round(m.direct, 4), addedMedianMs: round(m.gateway - m.direct, 4) };
+    log(`   depth ${String(depth).padStart(4)}: ${String(messages).padStart(4)} upstream messages, ${String(upstream.length).padStart(8)} B; gateway ${fmt(m.gateway)} ms, direct ${fmt(m.direct)} ms, added ${fmt(m.gateway - m.direct)} ms (n=${n})`);
+  }
+  out.addedRatio1000vs1 = round(out.perDepth[1000].addedMedianMs / out.perDepth[1].addedMedianMs, 2);
+  return out;
+}
+
+// ---------- targets ----------
+
+function evaluate(results) {
+  const t = [];
+  const add = (name, value, unit, op, limit) => {
+    const pass = value !== null && Number.isFinite(value) && (op === '<' ? value < limit : op === '<=' ? value <= limit : value >= limit);
+    t.push({ name, value, unit, target: `${op} ${limit} ${unit}`, result: pass ? 'PASS' : 'MISS' });
+  };
+  if (results.store) add('throughput ratio, store: true (SQLite WAL), blocking, c=64', round(results.store.storeTrueRatio * 100, 1), '%', '>=', 40);
+  if (results.codex) {
+    add('Codex bodies: added median latency (mean of 4), streaming, c=1', results.codex.meanAddedMedianMs, 'ms', '<', 0.3);
+    add(`Codex body ${results.codex.c64.body}: throughput ratio, c=64`, round(results.codex.c64.ratio * 100, 1), '%', '>=', 50);
+  }
+  if (results.tools) {
+    add('gateway tool loop (5 rounds): gateway time per round beyond upstream', results.tools.gatewayLoop.perAddedRoundMs, 'ms', '<=', 0.2);
+    add('client function round trip: gateway time per round beyond upstream', results.tools.clientRoundTrip.perRoundMs, 'ms', '<=', 0.2);
+  }
+  if (results.growth) add('conversation growth: added latency depth 1,000 / depth 1', results.growth.addedRatio1000vs1, '×', '<=', 2);
+  return t;
+}
+
+function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  log(line(header));
+  log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) log(line(r));
+}
+
+async function main() {
+  const tmpRoot = mkdtempSync(join(tmpdir(), 'switchyard-bench-hotpath-'));
+  const cleanupTmp = async () => rmSync(tmpRoot, { recursive: true, force: true });
+  installCleanupHooks(cleanupTmp);
+  setTimeout(() => {
+    console.error('hot-path benchmark exceeded 4 minutes: stopping');
+    stopAll().finally(() => cleanupTmp().finally(() => process.exit(1)));
+  }, 4 * 60_000).unref();
+  log(`Switchyard hot-path benchmark — node ${process.version}, ${cpus().length} CPUs`);
+  const results = { meta: { date: new Date().toISOString(), node: process.version, cpus: cpus().length, command: 'node bench/hotpath.mjs', secondsPerLoadRun: SECONDS, samples: N } };
+  try {
+    if (ONLY.has('store') || ONLY.has('codex')) await childSections(tmpRoot, results);
+    if (ONLY.has('tools') || ONLY.has('growth')) await inProcessSections(tmpRoot, results);
+  } finally {
+    await stopAll();
+    await cleanupTmp();
+  }
+  results.targets = evaluate(results);
+  log('\nTargets (hot path)');
+  table(['target', 'value', 'goal', 'result'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result]));
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  log(`\nwrote ${RESULTS_FILE}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`hot-path benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : err}`);
+    process.exit(1);
+  },
+);

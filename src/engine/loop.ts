@@ -1,0 +1,189 @@
+// The turn loop: infer, translate, run gateway calls, repeat until the turn is done, needs the
+// client or hits a cap. Every exit goes through finish/fail (settle.ts).
+import { Errors, upstreamStreamError } from '../errors.js';
+import type { ModelRequest } from '../protocol/model.js';
+import type { Item, JsonObject, ResponseObject } from '../protocol/responses.js';
+import { APPROVAL_GATES, preludeFor } from '../tools/registry.js';
+import type { ItemEmitter } from '../tools/types.js';
+import { useApprovals } from './approvals.js';
+import { newId } from '../util/ids.js';
+import { parseJsonObject } from '../util/json.js';
+import { ResponseAccumulator } from './accumulator.js';
+import { CitationBook } from './citations.js';
+import type { PreparedTurn } from './types.js';
+import { openRound } from './constrained-call.js';
+import { classifyRound } from './classify.js';
+import { offeredNames, RoundTranslator, type PendingGatewayCall } from './round.js';
+import { TurnScheduler } from './scheduler.js';
+
+import type { EngineContext } from './context.js';
+import { fail, finish, saveRunning } from './settle.js';
+
+/**
+ * Runs a prepared turn's rounds; every exit ends the turn through `finish` or `fail`. After a
+ * round: a truncated answer or a reached `max_tool_calls` is incomplete, otherwise
+ * `classifyRound` decides whether to go on.
+ */
+export async function runLoop(ctx: EngineContext, turn: PreparedTurn, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
+  const conversation = [...turn.conversation];
+  const citations = new CitationBook();
+  const emitter = itemEmitter(acc, citations);
+  let gatewayCallsMade = 0;
+  let startedTools = false;
+  // one scheduler for the whole turn: same-name serialization holds across rounds
+  const scheduler = new TurnScheduler({ maxConcurrent: ctx.options.maxConcurrentGatewayCalls });
+  /** Runs gateway calls; their results join the conversation (and the turn's call records) for the next round. */
+  const runCalls = async (calls: PendingGatewayCall[]) => {
+    const outcomes = await scheduler.run(calls, emitter, signal);
+    gatewayCallsMade += calls.length;
+    // the calls of one round were one assistant turn for the model: replayed together later
+    const round = calls[0]?.call.callId;
+    calls.forEach((pending, i) => {
+      const { callId, modelName, arguments: args } = pending.call;
+      conversation.push({ type: 'function_call_output', callId, output: outcomes[i].output });
+      const itemId = outcomes[i].itemId;
+      if (itemId) turn.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output, round });
+    });
+  };
+  /** Once the response has started: the discovered lists, then the calls the client approved. */
+  const startTools = async () => {
+    startedTools = true;
+    for (const item of turn.preludeItems) emitPrelude(acc, item);
+    // an approval is used up only now that its call starts, not when the turn was prepared
+    if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, ctx.store, turn.tenant));
+  };
+
+  // Approved calls must have run before the model is asked again: their results are part of
+  // round 0's request, so the response starts before the upstream is contacted.
+  if (turn.approvedCalls.some((answer) => answer.approve)) {
+    await begin(ctx, acc, turn);
+    await startTools();
+  }
+
+  for (let round = 0; ; round++) {
+    const roundStart = performance.now();
+    turn.roundsRun = round + 1;
+    const tools = round > 0 && turn.toolsFollowRegistry ? turn.registry.visibleFunctions() : turn.tools;
+    const request: ModelRequest = {
+      ...turn.base,
+      items: conversation,
+      tools,
+      // a forced choice applies to the first round only, or the loop would force it forever
+      toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
+    };
+    // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
+    const batches = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
+    if (!acc.started) await begin(ctx, acc, turn);
+    if (!startedTools) await startTools();
+
+    // loaded deferred tools are callable though not declared (mode `result`), unless the client narrowed the choice
+    const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), request.toolChoice !== 'none' && turn.toolsFollowRegistry === true);
+    try {
+      for await (const batch of batches) {
+        for (const event of batch) {
+          if (event.kind === 'error') throw upstreamStreamError(event, 'The upstream failed mid-stream');
+          translator.push(event);
+        }
+        // backpressure: a slow client slows the upstream read instead of growing a buffer
+        const wait = drained?.();
+        if (wait) await wait;
+      }
+      if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
+    } catch (err) {
+      translator.finish('incomplete');
+      return fail(ctx, acc, turn, err, signal);
+    }
+
+    const upstreamDone = performance.now();
+    const result = translator.finish(translator.truncated ? 'incomplete' : 'completed');
+    turn.stopSequence = result.stopSequence;
+    conversation.push(...result.modelItems);
+    if (result.finishReason === 'length' || result.finishReason === 'content_filter') {
+      return finish(ctx, acc, turn, { status: 'incomplete', incompleteReason: result.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' });
+    }
+
+    // calls the client must approve first end the turn like client calls (their round's other calls still run)
+    let approvalsRequested = 0;
+    let calls = result.gatewayCalls.filter((pending) => {
+      const execution = pending.entry?.execution;
+      if (!execution?.requiresApproval || !pending.entry) return true;
+      const args = parseJsonObject(pending.call.arguments);
+      if (args === undefined) return true;
+      const invocation = { call: pending.call, entry: pending.entry, args };
+      if (!execution.requiresApproval(invocation)) return true;
+      execution.requestApproval?.(invocation, emitter);
+      approvalsRequested++;
+      return false;
+    });
+    await recordApprovalRequests(ctx, acc, turn, approvalsRequested);
+    let capped = false;
+    const cap = turn.request.maxToolCalls;
+    if (cap !== null && gatewayCallsMade + calls.length > cap) {
+      calls = calls.slice(0, Math.max(0, cap - gatewayCallsMade));
+      capped = true;
+    }
+    if (calls.length > 0) await runCalls(calls);
+    if (signal.aborted) return fail(ctx, acc, turn, new Error('aborted'), signal);
+    const needsClient = result.clientCalls > 0 || approvalsRequested > 0;
+    const roundEnd = performance.now();
+    ctx.options.observer?.round((upstreamDone - roundStart) / 1000, (roundEnd - upstreamDone) / 1000);
+    ctx.log.debug?.(
+      { responseId: acc.response.id, round, model: request.model, upstreamMs: Math.round(upstreamDone - roundStart), gatewayMs: Math.round(roundEnd - upstreamDone), gatewayCalls: calls.length, clientCalls: result.clientCalls, approvals: approvalsRequested, finishReason: result.finishReason },
+      'round finished',
+    );
+    if (capped && !needsClient) return finish(ctx, acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_calls' });
+
+    switch (classifyRound(needsClient, calls.length, round, ctx.options.maxToolRounds)) {
+      case 'continue':
+        continue;
+      case 'incomplete':
+        return finish(ctx, acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_rounds' });
+      case 'done':
+      case 'requires_client_action':
+        return finish(ctx, acc, turn, { status: 'completed' });
+    }
+  }
+}
+
+/** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
+async function begin(ctx: EngineContext, acc: ResponseAccumulator, turn: PreparedTurn): Promise<void> {
+  acc.start();
+  const auto = turn.autoCompaction;
+  if (auto) {
+    const index = acc.addItem(auto.item as unknown as Item);
+    acc.doneItem(index, auto.item as unknown as Item);
+    acc.addUsage(auto.usage.input_tokens, auto.usage.output_tokens, auto.usage.input_tokens_details.cached_tokens, auto.usage.output_tokens_details.reasoning_tokens);
+  }
+  if (turn.request.store) await saveRunning(ctx, acc.response, turn);
+}
+
+/** The approval requests just emitted (the last `count` output items) are bound and remembered. */
+async function recordApprovalRequests(ctx: EngineContext, acc: ResponseAccumulator, turn: PreparedTurn, count: number): Promise<void> {
+  const output = acc.response.output;
+  for (const item of output.slice(output.length - count)) {
+    for (const gate of APPROVAL_GATES) {
+      const digest = gate.bind(item as JsonObject, turn.registry);
+      if (digest !== undefined) await ctx.store.recordApproval(item.id, digest, turn.tenant);
+    }
+  }
+}
+
+/** An item that opens the turn (discovery output): its tool type's lifecycle, else added and done. */
+function emitPrelude(acc: ResponseAccumulator, item: Item): void {
+  const lifecycle = preludeFor(item.type);
+  const index = acc.addItem(lifecycle ? lifecycle.opened(item) : item);
+  for (const type of lifecycle?.events ?? []) acc.emit(type, { item_id: item.id, output_index: index });
+  acc.doneItem(index, item);
+}
+
+/** The view of the response a gateway call's execution gets. */
+function itemEmitter(acc: ResponseAccumulator, citations: CitationBook): ItemEmitter {
+  return {
+    registerSources: (sources) => citations.register(sources),
+    registerFiles: (files) => citations.registerFiles(files),
+    add: (item) => acc.addItem(item),
+    event: (type, outputIndex, fields) => acc.emit(type, { item_id: acc.response.output[outputIndex].id, output_index: outputIndex, ...fields }),
+    done: (outputIndex, item) => acc.doneItem(outputIndex, item),
+    newId,
+  };
+}

@@ -1,0 +1,185 @@
+// Intake of a turn (architecture.md §3): the request, its history (previous response or conversation,
+// under the conversation's lease), the tools (declared, discovered, loaded by tool_search), the
+// model conversation, compaction and approvals. Everything that can fail with a 4xx fails here.
+import { Errors, invalidRequest, notFound } from '../errors.js';
+import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
+import { DEFAULT_TENANT } from '../store/tenant.js';
+import type { GatewayCallRecord } from '../store/store.js';
+import { APPROVAL_GATES, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { ToolDeclarationError } from '../tools/types.js';
+import { normalizeStoredItem } from '../util/items.js';
+import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
+import type { PreparedTurn, PrepareOptions } from './types.js';
+import { loadSearchedTools, toModelItems } from './conversation.js';
+import { resolveItemReferences } from './item-references.js';
+import { parseCreateRequest, type CreateRequest } from './request.js';
+import { offeredNames } from './round.js';
+
+import type { EngineContext } from './context.js';
+
+/** A validated turn, ready to run (see PrepareOptions); a held conversation lease is released if it fails. */
+export async function prepareTurn(ctx: EngineContext, body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
+  const request = parseCreateRequest(body);
+  const tenant = options.tenant ?? DEFAULT_TENANT;
+  const history: JsonObject[] = [];
+  /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
+  const heldRecords: GatewayCallRecord[] = [];
+  if (request.previousResponseId !== null) {
+    const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await ctx.store.chain(request.previousResponseId));
+    // another tenant's response does not exist for this one
+    if (!chain || (chain.at(-1)!.owner ?? DEFAULT_TENANT) !== tenant) {
+      throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
+    }
+    for (const record of chain) {
+      history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+      if (record.callRecords) heldRecords.push(...record.callRecords);
+    }
+  }
+  let conversationLease: string | undefined;
+  if (request.conversationId !== null) {
+    const conversations = ctx.options.conversations;
+    if (!conversations || (await conversations.ownerOf(request.conversationId)) !== tenant) {
+      throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+    }
+    // one turn at a time per conversation (as OpenAI): two at once would interleave their items
+    if (!options.dryRun) {
+      conversationLease = await ctx.ownership.acquireLease(request.conversationId);
+      if (!conversationLease) {
+        throw Errors.conversationLocked();
+      }
+    }
+    // read under the lease: the history as no other turn can change it now
+    const items = await conversations.items(request.conversationId);
+    if (!items) {
+      if (conversationLease) await ctx.ownership.releaseLease(request.conversationId, conversationLease);
+      throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+    }
+    history.push(...(items as JsonObject[]));
+  }
+  try {
+    return await prepareHolding(ctx, tenant, request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
+  } catch (err) {
+    if (conversationLease) await ctx.ownership.releaseLease(request.conversationId!, conversationLease);
+    throw err;
+  }
+}
+
+async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+  const input = await resolveItemReferences(request.input, history, ctx.store, tenant);
+  // tools declared inside the input (tool_search_output) load with their credentials; what is
+  // stored and echoed never carries them
+  const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
+  const inputItems = inputWithCredentials.map(itemWithoutCredentials);
+  checkOutputsPaired(history, inputItems);
+
+  const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
+  const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
+  if (mcpCount > ctx.options.maxMcpServersPerRequest) {
+    throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${ctx.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
+  }
+
+  let registry: ToolRegistry;
+  let choice;
+  let preludeItems: Item[];
+  const declare = { ...ctx.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems], tenant } };
+  try {
+    const discover = { ...declare, priorItems: [...history, ...inputItems], signal };
+    preludeItems = await discoverTools(request.tools, discover);
+    registry = registerTools(request.tools, declare);
+    preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
+    choice = resolveToolChoice(request.toolChoice, registry);
+  } catch (err) {
+    if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
+    throw err;
+  }
+
+  const conversation: ModelItem[] = [];
+  if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
+  // one pass over history and input: an approval request (history) pairs with its answer (input);
+  // a compaction item stands for everything before it
+  const effective = applyCompactions([...history, ...inputItems]);
+  conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, heldRecords, tenant)));
+
+  const turn: PreparedTurn = {
+    tenant,
+    conversationLease,
+    request,
+    body,
+    registry,
+    inputItems: inputItems as Item[],
+    conversation,
+    base: {
+      model: request.model,
+      ...(choice.functions.length > 0 ? { parallelToolCalls: request.parallelToolCalls } : {}),
+      ...(request.maxOutputTokens !== null ? { maxOutputTokens: request.maxOutputTokens } : {}),
+      ...(request.temperature !== null ? { temperature: request.temperature } : {}),
+      ...(request.topP !== null ? { topP: request.topP } : {}),
+      ...(request.reasoning?.effort ? { reasoningEffort: request.reasoning.effort } : {}),
+      ...responseFormatOf(request.text),
+    },
+    tools: choice.functions,
+    toolsFollowRegistry: choice.restricted !== true,
+    toolChoice: choice.toolChoice,
+    preludeItems,
+    approvedCalls: [],
+    callRecords: [],
+  };
+  // the model server is never handed a URL to fetch unless the operator chose so — not for a
+  // turn, a compaction or a token count (whose request the upstream may also resolve)
+  await ctx.options.images?.prepare(turn.conversation, signal);
+  const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
+  if (contextManagement) {
+    const auto = await maybeCompact(ctx.upstream, turn, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: ctx.log });
+    if (auto) {
+      turn.conversation = auto.conversation;
+      turn.autoCompaction = auto;
+    }
+  }
+  // approvals are checked here and used up when the turn runs (useApprovals)
+  if (!dryRun) {
+    const offered = registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), turn.toolsFollowRegistry === true && turn.toolChoice !== 'none');
+    const check = (id: string, digest: string) => ctx.store.checkApproval(id, digest, tenant);
+    for (const gate of APPROVAL_GATES) turn.approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
+  }
+  return turn;
+}
+
+/** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
+async function callRecordsFor(ctx: EngineContext, items: readonly JsonObject[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
+  const records = new Map(held.map((record) => [record.itemId, record]));
+  const wanted = items.filter((item) => typeof item.id === 'string' && !records.has(item.id) && handlerForCallItem(String(item.type))).map((item) => item.id as string);
+  if (wanted.length > 0) for (const record of await ctx.store.callRecords(wanted, tenant)) records.set(record.itemId, record);
+  return records;
+}
+
+/** A tool output must answer a call the conversation holds (paired by `call_id`). */
+function checkOutputsPaired(history: readonly JsonObject[], input: readonly JsonObject[]): void {
+  const callIds = new Set<string>();
+  for (const item of history) if (typeof item.call_id === 'string' && item.type !== 'function_call_output' && item.type !== 'custom_tool_call_output') callIds.add(item.call_id);
+  input.forEach((item, i) => {
+    if (item.type === 'function_call' || item.type === 'custom_tool_call' || item.type === 'tool_search_call') {
+      if (typeof item.call_id === 'string') callIds.add(item.call_id);
+      return;
+    }
+    if ((item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && !callIds.has(item.call_id as string)) {
+      throw invalidRequest(`No tool call found for ${String(item.type)} with call_id ${String(item.call_id)}.`, `input[${i}]`, 'invalid_value');
+    }
+  });
+}
+
+/** The request's `text.format` in the model's terms. */
+function responseFormatOf(text: JsonObject): { responseFormat?: ModelResponseFormat } {
+  const format = text.format as JsonObject | undefined;
+  if (!format || format.type === 'text') return {};
+  if (format.type === 'json_object') return { responseFormat: { type: 'json_object' } };
+  return {
+    responseFormat: {
+      type: 'json_schema',
+      name: format.name as string,
+      schema: format.schema as Record<string, unknown>,
+      ...(typeof format.strict === 'boolean' ? { strict: format.strict } : {}),
+      ...(typeof format.description === 'string' ? { description: format.description } : {}),
+    },
+  };
+}
