@@ -7,6 +7,7 @@ import type { InflightTurns } from './inflight.js';
 import { readJsonBody, sendError, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import { SseWriter } from './sse-writer.js';
+import { abortSoon } from './abort-batches.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import { pageItems, type StoredResponse } from '../store/store.js';
@@ -27,7 +28,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
   const controller = new AbortController();
   // the client went away before we finished: abort discovery, the upstream request and every tool call
   const onClose = () => {
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) abortSoon(controller);
   };
   res.on('close', onClose);
   deps.inflight?.add(controller);
