@@ -7,10 +7,10 @@ import type { InflightTurns } from './inflight.js';
 import { readJsonBody, sendError, sendJson } from './json.js';
 import { parseListQuery } from './list-query.js';
 import { SseWriter } from './sse-writer.js';
-import { abortSoon } from './abort-batches.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import { pageItems, type StoredResponse } from '../store/store.js';
+import { abortWhenClientLeaves } from './client-gone.js';
 
 export interface ResponsesRouteDeps {
   engine: Engine;
@@ -25,12 +25,7 @@ export interface ResponsesRouteDeps {
 export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readJsonBody(req, deps.maxBodyBytes);
   if ((body as { stream?: unknown } | null)?.stream === true) admitStream(res);
-  const controller = new AbortController();
-  // the client went away before we finished: abort discovery, the upstream request and every tool call
-  const onClose = () => {
-    if (!res.writableFinished) abortSoon(controller);
-  };
-  res.on('close', onClose);
+  const { controller, release } = abortWhenClientLeaves(res);
   deps.inflight?.add(controller);
   try {
     const turn = await deps.engine.prepare(body, controller.signal, { tenant: tenantOf(req) });
@@ -67,7 +62,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
     }
     sendJson(res, 200, response);
   } finally {
-    res.off('close', onClose);
+    release();
     deps.inflight?.delete(controller);
   }
 }
