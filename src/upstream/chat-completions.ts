@@ -5,7 +5,8 @@ import { ID_PREFIX } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import type { UpstreamClient, UpstreamOptions } from './client.js';
 import { UpstreamTransport } from './http.js';
-import { PROBE_FAILED, probeGrammarSupport, raceAbort } from './grammar-probe.js';
+import { PROBE_FAILED, probeGrammarSupport } from './grammar-probe.js';
+import { untilAborted } from '../util/abort.js';
 
 /** The chat dialect: any OpenAI-compatible `/chat/completions` server (vLLM, SGLang, llama.cpp, Ollama). */
 export class ChatCompletionsUpstream implements UpstreamClient {
@@ -49,7 +50,8 @@ export class ChatCompletionsUpstream implements UpstreamClient {
         if (field === PROBE_FAILED) this.grammarProbe = undefined;
       });
     }
-    return raceAbort(probe.then((field) => (field === PROBE_FAILED ? undefined : field)), signal);
+    // the shared probe itself keeps running for the other requests waiting on it
+    return untilAborted(probe.then((field) => (field === PROBE_FAILED ? undefined : field)), signal);
   }
 
   listModels(signal: AbortSignal): Promise<unknown> {

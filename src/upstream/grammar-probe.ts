@@ -45,22 +45,3 @@ export async function probeGrammarSupport(transport: UpstreamTransport, model: s
   }
   return reached ? undefined : PROBE_FAILED;
 }
-
-/** `promise`, or a rejection once `signal` aborts (the shared probe itself keeps running). */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}
