@@ -227,10 +227,11 @@ async function summarize(upstream: UpstreamClient, model: string, context: reado
  */
 export async function compactConversation(
   upstream: UpstreamClient,
-  params: { model: string; items: ModelItem[]; keptItems: Item[]; signal: AbortSignal; leading?: number },
+  params: { model: string; items: ModelItem[]; keptItems: Item[]; signal: AbortSignal; leading?: number; everything?: boolean },
 ): Promise<CompactionResult> {
   const cut = lastUserIndex(params.items);
-  const end = cut === -1 ? params.items.length : cut;
+  // `everything`: the caller keeps nothing after the compaction item (Codex's remote compaction)
+  const end = cut === -1 || params.everything ? params.items.length : cut;
   const leading = Math.min(params.leading ?? 0, end);
   let summary: Summary = { text: '', usage: ZERO_USAGE };
   if (end > leading) summary = await summarize(upstream, params.model, params.items.slice(0, end), params.signal);
