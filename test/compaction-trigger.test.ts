@@ -52,6 +52,10 @@ describe('compaction_trigger on POST /v1/responses', () => {
     const seen = tg.simulator.requests.at(-1)!.body.messages;
     expect(JSON.stringify(seen)).toContain(`${SUMMARY_MESSAGE_PREFIX}SUMMARY: ran seq, saw 100000..103000.`);
     expect(seen.some((m: any) => m.role === 'tool')).toBe(false);
+    // and the user messages Codex keeps in front of the compaction item stay (after the summary)
+    const user = seen.findIndex((m: any) => m.role === 'user' && JSON.stringify(m.content).includes('list numbers'));
+    expect(user).toBeGreaterThan(-1);
+    expect(JSON.stringify(seen.slice(0, user))).toContain(SUMMARY_MESSAGE_PREFIX);
   });
 
   it('answers a blocking request with the response object', async () => {
