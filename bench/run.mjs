@@ -387,8 +387,8 @@ function evaluateTargets(results) {
   add('added p50 latency, blocking, c=1', d.c1.blocking.addedP50Ms, 'ms', '<', 0.3);
   add('added p50 latency, streaming, c=1', d.c1.streaming.addedP50Ms, 'ms', '<', 0.3);
   add('added TTFB (median), streaming, c=1', results.ttfb.addedMedianMs, 'ms', '<', 0.3);
-  add('gateway CPU per request, blocking, c=64', d.c64.gatewayCpuUsPerRequest.blocking, 'µs', '<=', 250);
-  add('gateway CPU per request, streaming, c=64', d.c64.gatewayCpuUsPerRequest.streaming, 'µs', '<=', 250);
+  add('gateway CPU per request, blocking, c=64', d.c64.gatewayCpuUsPerRequest.blocking, 'µs', '<=', 150);
+  add('gateway CPU per request, streaming, c=64', d.c64.gatewayCpuUsPerRequest.streaming, 'µs', '<=', 150);
   add('throughput ratio gateway/direct, blocking, c=64', d.c64.blocking.throughputRatio === null ? null : round(d.c64.blocking.throughputRatio * 100, 1), '%', '>=', 50);
   add('throughput ratio gateway/direct, streaming, c=64', d.c64.streaming.throughputRatio === null ? null : round(d.c64.streaming.throughputRatio * 100, 1), '%', '>=', 50);
   const mem = results.memory;

@@ -173,6 +173,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     mcp,
     grammar: { policy: config.tools.grammar, log: (message, fields) => log.warn(fields, message) },
+    toolSearch: config.tools.toolSearch,
   };
   // this process's runs and conversation leases, heart-beaten: a dead process holds nothing for long
   const ownership = new RunOwnership(store, conversations, log, config.background);

@@ -85,8 +85,7 @@ function isToolTypeFolder(file: string): boolean {
  */
 const MAX_LINES = 400;
 const NOT_YET_SPLIT: Record<string, number> = {
-  'files/sqlite-store.ts': 475, // vector index and expiry in progress (issue 14)
-  'files/postgres-store.ts': 477, // idem
+  'files/postgres-store.ts': 424, // schema moved out; BM25 postings and pgvector still inside (issue 14)
   'grammar/regex-parser.ts': 457, // grammar-constrained decoding in progress (issue 13)
   'grammar/lark-parser.ts': 426, // idem
 };

@@ -68,12 +68,12 @@ describe('routing checks what the model was offered', () => {
     expect(tg.simulator.requests.at(-1)!.body.tools.map((t: any) => t.function.name)).toEqual(['lookup']);
   });
 
-  it('a call to a defer_loading tool that was never loaded is answered as unknown, not returned', async () => {
+  it('a call to a defer_loading tool that was never loaded is answered as unknown, not returned (client-executed search)', async () => {
     const script = { rounds: [{ tool_calls: [{ name: 'later', arguments: {} }] }, { text: 'ok then' }] };
     const response = await client.responses.create({
       model: 'm',
       input: scripted(script),
-      tools: [lookup, { type: 'function', name: 'later', defer_loading: true, parameters: { type: 'object', properties: {} } }],
+      tools: [lookup, { type: 'tool_search', execution: 'client' }, { type: 'function', name: 'later', defer_loading: true, parameters: { type: 'object', properties: {} } }],
     } as any);
     expect(response.output.some((i) => i.type === 'function_call')).toBe(false);
     expect(response.output_text).toBe('ok then');

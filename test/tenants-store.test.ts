@@ -1,4 +1,4 @@
-// Tenants in the stores, on SQLite and PostgreSQL: a response keeps the owner it was first stored
+// Tenants in the stores, on SQLite and PostgreSQL (and two tenants through a gateway on PostgreSQL): a response keeps the owner it was first stored
 // with, approvals and item lookups are scoped by tenant, conversations know their owner, and a
 // database from before tenants is migrated (its rows become the default tenant's).
 import Database from 'better-sqlite3';
@@ -6,10 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import OpenAI, { NotFoundError } from 'openai';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresResponseStore } from '../src/store/postgres.js';
 import { SqliteResponseStore } from '../src/store/sqlite.js';
+import { startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
 import { minimalResponse, openPostgresStores, openSqliteStores, type OpenedStores } from './helpers/store-backends.js';
 
@@ -58,6 +60,14 @@ describe.each([
     expect((await stores.responses.findItem('msg_t4', 'alice'))?.id).toBe('msg_t4');
   });
 
+  it("gateway call records are the tenant's: another tenant can neither read nor overwrite them", async () => {
+    const record = { itemId: 'ws_t1', callId: 'call_1', name: 'web_search', arguments: '{}', output: 'what alice saw' };
+    await stores.responses.saveCallRecords('resp_t5', [record], 'alice');
+    expect(await stores.responses.callRecords(['ws_t1'], 'bob')).toEqual([]);
+    await stores.responses.saveCallRecords('resp_t6', [{ ...record, output: 'bob wrote this' }], 'bob');
+    expect(await stores.responses.callRecords(['ws_t1'], 'alice')).toEqual([record]);
+  });
+
   it('conversations know their owner', async () => {
     const mine = await stores.conversations.create({}, [], 'alice');
     const legacy = await stores.conversations.create({}, []);
@@ -104,5 +114,35 @@ describe('migrating a database from before tenants', () => {
       await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await client.end();
     }
+  });
+});
+
+describe.skipIf(pgUnavailable !== undefined && !REQUIRE_PG)('two tenants through a gateway on PostgreSQL', () => {
+  const schema = `switchyard_test_${randomBytes(6).toString('hex')}`;
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      config: { store: { kind: 'postgres', url: PG_URL, schema }, auth: { keys: [{ name: 'alice', key: 'sk-alice-0123456789abcdef' }, { name: 'bob', key: 'sk-bob-0123456789abcdef01' }] } } as never,
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  });
+
+  it("each sees only its own responses and conversations", async () => {
+    const alice = new OpenAI({ baseURL: gw.baseURL, apiKey: 'sk-alice-0123456789abcdef', maxRetries: 0 });
+    const bob = new OpenAI({ baseURL: gw.baseURL, apiKey: 'sk-bob-0123456789abcdef01', maxRetries: 0 });
+    const response = await alice.responses.create({ model: 'sim', input: 'hi' });
+    await expect(bob.responses.retrieve(response.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(bob.responses.create({ model: 'sim', input: 'go on', previous_response_id: response.id })).rejects.toBeInstanceOf(NotFoundError);
+    expect((await alice.responses.create({ model: 'sim', input: 'go on', previous_response_id: response.id })).status).toBe('completed');
+    const conversation = await alice.conversations.create({});
+    await expect(bob.conversations.retrieve(conversation.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(bob.responses.create({ model: 'sim', input: 'hi', conversation: conversation.id })).rejects.toBeInstanceOf(NotFoundError);
+    expect((await alice.responses.create({ model: 'sim', input: 'hi', conversation: conversation.id })).status).toBe('completed');
   });
 });

@@ -173,9 +173,10 @@ describe('registry', () => {
   });
 
   it('hides deferred tools until loaded', () => {
-    const registry = registerTools(parseTools([{ type: 'function', name: 'later', defer_loading: true }, { type: 'function', name: 'now' }]), ctx);
-    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['now']);
+    const registry = registerTools(parseTools([{ type: 'tool_search', execution: 'client' }, { type: 'function', name: 'later', defer_loading: true }, { type: 'function', name: 'now' }]), ctx);
+    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['tool_search', 'now']);
     registry.markLoaded('later');
-    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['later', 'now']);
+    // loaded tools are appended, so what earlier rounds declared stays a prefix
+    expect(registry.visibleFunctions().map((f) => f.name)).toEqual(['tool_search', 'now', 'later']);
   });
 });

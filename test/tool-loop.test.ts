@@ -12,7 +12,7 @@ describe('the tool loop with gateway-owned executors (architecture walkthrough)'
   let client: OpenAI;
 
   beforeAll(async () => {
-    tg = await startTestGateway({ executions: { web_search: search.factory }, config: { tools: { maxToolRounds: 3 } } });
+    tg = await startTestGateway({ executions: { web_search: search.factory }, config: { tools: { maxToolRounds: 3 }, codeInterpreter: { enabled: false } } });
     client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
   });
   afterAll(() => tg.close());
@@ -114,13 +114,13 @@ describe('the tool loop with gateway-owned executors (architecture walkthrough)'
     expect(final.output_text).toBe('done');
   });
 
-  // hosted tool_search (execution "server") has no executor yet: the one gateway type left unconfigured
+  // code_interpreter is off unless the operator enables it (config codeInterpreter.enabled)
   it('a gateway type with no executor configured is omitted from the model and the request succeeds', async () => {
-    const response = await client.responses.create({ model: 'm', input: scripted({ rounds: [{ text: 'ok' }] }), tools: [{ type: 'tool_search' }, clientTool] as any });
+    const response = await client.responses.create({ model: 'm', input: scripted({ rounds: [{ text: 'ok' }] }), tools: [{ type: 'code_interpreter', container: { type: 'auto' } }, clientTool] as any });
     expect(response.status).toBe('completed');
     const sent = tg.simulator.requests.at(-1)!.body;
     expect(sent.tools.map((t: any) => t.function.name)).toEqual(['get_weather']);
-    expect((response.tools as any[]).map((t) => t.type)).toEqual(['tool_search', 'function']);
+    expect((response.tools as any[]).map((t) => t.type)).toEqual(['code_interpreter', 'function']);
   });
 
   it('unknown tool types are echoed and ignored, never a 400', async () => {

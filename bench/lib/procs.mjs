@@ -96,8 +96,11 @@ export async function startSimulatorChild() {
   };
 }
 
-/** `node dist/cli.js serve …` as a child; resolves once GET /health answers 200. */
-export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = [] }) {
+/**
+ * `node [nodeArgs] dist/cli.js serve …` as a child; resolves once GET /health answers 200.
+ * `nodeArgs` defaults to BENCH_GATEWAY_NODE_ARGS (space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+ */
+export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) }) {
   const args = [...nodeArgs, 'dist/cli.js', 'serve', '--port', String(port), '--host', '127.0.0.1', '--upstream', upstream, '--data-dir', dataDir];
   if (configFile) args.push('--config', configFile);
   const child = spawn(process.execPath, args, {

@@ -1,3 +1,4 @@
+import type { UpstreamTransport } from '../upstream/client.js';
 import { configSchema, type Config } from './schema.js';
 
 export { ConfigError, loadConfig, readConfigFile, type DeepPartial, type LoadOptions } from './load.js';
@@ -7,7 +8,7 @@ export { configSchema, type Config, type ConfigInput } from './schema.js';
 export const DEFAULT_CONFIG: Config = configSchema.parse({});
 
 /** One upstream as the router sees it: the `upstream.*` transport defaults filled in. */
-export interface UpstreamConfig {
+export interface UpstreamConfig extends UpstreamTransport {
   name: string;
   /** Base URL including `/v1`; null = the built-in simulated model. */
   url: string | null;
@@ -15,12 +16,6 @@ export interface UpstreamConfig {
   apiKey?: string;
   /** The models it serves; `*` = whatever is asked (its `/models` list is shown). */
   models: '*' | string[];
-  connectTimeoutMs: number;
-  firstTokenTimeoutMs: number;
-  idleTimeoutMs: number;
-  maxRetries: number;
-  retryBaseDelayMs: number;
-  connections: number;
   reasoningReplay: 'none' | 'reasoning' | 'reasoning_content';
 }
 

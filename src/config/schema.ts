@@ -151,6 +151,26 @@ const limits = z
   })
   .prefault({});
 
+const deferralMode = z.enum(['result', 'declare', 'eager'], { error: "expected 'result', 'declare' or 'eager'" });
+
+/** Hosted `tool_search` (execution `server`): how loaded tools reach the model, and what one search may load. */
+function toolSearch() {
+  return z
+    .strictObject({
+      mode: deferralMode
+        .default('result')
+        .meta(doc('How loaded tools reach the model: `result` (schemas in the search result, upstream `tools` unchanged: prompt-cache friendly), `declare` (appended to `tools`), `eager` (nothing deferred: for models that never search)')),
+      modelModes: z.record(z.string().min(1), deferralMode).default({}).meta(doc('`mode` per model name, e.g. `{"qwen3-coder": "eager"}`', { defaultText: '`{}`' })),
+      defaultLimit: count('Tools a `query` search loads unless the model sets `limit`', 8, 1),
+      maxLimit: count('Largest `limit` a search may ask for', 20, 1),
+      maxToolsPerSearch: count('Tools one search loads at most (`paths` included)', 20, 1),
+      maxSchemaBytesPerSearch: count('Schema bytes one search loads at most', 65_536, 1, { defaultText: '64 KiB' }),
+      maxLoadedTools: count('Deferred tools loaded per conversation at most', 64, 1),
+      maxSearchesPerResponse: count('Searches per response; later ones are answered with an error', 8, 1),
+    })
+    .prefault({});
+}
+
 const tools = z
   .strictObject({
     maxToolRounds: count('Inference rounds per response before `incomplete`', 10, 1, { env: 'SWITCHYARD_MAX_TOOL_ROUNDS' }),
@@ -161,6 +181,7 @@ const tools = z
       .enum(['retry', 'pass', 'reject'], { error: "expected 'retry', 'pass' or 'reject'" })
       .default('retry')
       .meta(doc('A custom tool input that fails its grammar: `retry` (one repair round), `pass` (log, return), `reject` (error result for the model)', { env: 'SWITCHYARD_TOOLS_GRAMMAR' })),
+    toolSearch: toolSearch(),
   })
   .prefault({});
 

@@ -32,6 +32,7 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
   const ctx: ReplayContext = {
     declaredName: (type, name, namespace) => declaredName(registry, type, name, namespace),
     answeredApprovals,
+    registry,
     scratch: <T>(key: string, init: () => T): T => {
       if (!scratch.has(key)) scratch.set(key, init());
       return scratch.get(key) as T;
@@ -103,7 +104,8 @@ function unavailableResult(itemType: string): string {
 export async function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DiscoverContext): Promise<Item[]> {
   const discovered: Item[] = [];
   for (const [i, item] of items.entries()) {
-    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) continue;
+    // a hosted search's output names tools the request declares (markSearchedTools), not new ones
+    if (item.type !== 'tool_search_output' || !Array.isArray(item.tools) || item.execution === 'server') continue;
     const param = `input[${i}].tools`;
     try {
       const parsed = parseTools(item.tools, param);

@@ -11,6 +11,7 @@ import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator } from './accumulator.js';
 import { CitationBook } from './citations.js';
 import type { PreparedTurn } from './types.js';
+import { openRound } from './constrained-call.js';
 import { classifyRound } from './classify.js';
 import { offeredNames, RoundTranslator, type PendingGatewayCall } from './round.js';
 import { TurnScheduler } from './scheduler.js';
@@ -62,19 +63,21 @@ export async function runLoop(ctx: EngineContext, turn: PreparedTurn, acc: Respo
   for (let round = 0; ; round++) {
     const roundStart = performance.now();
     turn.roundsRun = round + 1;
+    const tools = round > 0 && turn.toolsFollowRegistry ? turn.registry.visibleFunctions() : turn.tools;
     const request: ModelRequest = {
       ...turn.base,
       items: conversation,
-      tools: turn.tools,
+      tools,
       // a forced choice applies to the first round only, or the loop would force it forever
-      toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : turn.tools.length > 0 ? 'auto' : undefined,
+      toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
     };
     // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
-    const batches = await ctx.upstream.open(request, signal);
+    const batches = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
     if (!acc.started) await begin(ctx, acc, turn);
     if (!startedTools) await startTools();
 
-    const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice));
+    // loaded deferred tools are callable though not declared (mode `result`), unless the client narrowed the choice
+    const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), request.toolChoice !== 'none' && turn.toolsFollowRegistry === true);
     try {
       for await (const batch of batches) {
         for (const event of batch) {

@@ -73,7 +73,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const inputItems = inputWithCredentials.map(itemWithoutCredentials);
   checkOutputsPaired(history, inputItems);
 
-  const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
+  const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
   const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
   if (mcpCount > ctx.options.maxMcpServersPerRequest) {
     throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${ctx.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
@@ -82,7 +82,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   let registry: ToolRegistry;
   let choice;
   let preludeItems: Item[];
-  const declare = { ...ctx.declare, request: { include: request.include, priorItems: [...history, ...inputItems], tenant } };
+  const declare = { ...ctx.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems], tenant } };
   try {
     const discover = { ...declare, priorItems: [...history, ...inputItems], signal };
     preludeItems = await discoverTools(request.tools, discover);
@@ -99,7 +99,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   // one pass over history and input: an approval request (history) pairs with its answer (input);
   // a compaction item stands for everything before it
   const effective = applyCompactions([...history, ...inputItems]);
-  conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, heldRecords)));
+  conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, heldRecords, tenant)));
 
   const turn: PreparedTurn = {
     tenant,
@@ -119,6 +119,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
       ...responseFormatOf(request.text),
     },
     tools: choice.functions,
+    toolsFollowRegistry: choice.restricted !== true,
     toolChoice: choice.toolChoice,
     preludeItems,
     approvedCalls: [],
@@ -137,7 +138,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   }
   // approvals are checked here and used up when the turn runs (useApprovals)
   if (!dryRun) {
-    const offered = offeredNames(choice.functions, choice.toolChoice);
+    const offered = registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), turn.toolsFollowRegistry === true && turn.toolChoice !== 'none');
     const check = (id: string, digest: string) => ctx.store.checkApproval(id, digest, tenant);
     for (const gate of APPROVAL_GATES) turn.approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
   }
@@ -145,10 +146,10 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
 }
 
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
-async function callRecordsFor(ctx: EngineContext, items: readonly JsonObject[], held: readonly GatewayCallRecord[]): Promise<Map<string, GatewayCallRecord>> {
+async function callRecordsFor(ctx: EngineContext, items: readonly JsonObject[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
   const records = new Map(held.map((record) => [record.itemId, record]));
   const wanted = items.filter((item) => typeof item.id === 'string' && !records.has(item.id) && handlerForCallItem(String(item.type))).map((item) => item.id as string);
-  if (wanted.length > 0) for (const record of await ctx.store.callRecords(wanted)) records.set(record.itemId, record);
+  if (wanted.length > 0) for (const record of await ctx.store.callRecords(wanted, tenant)) records.set(record.itemId, record);
   return records;
 }
 

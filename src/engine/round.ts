@@ -89,6 +89,8 @@ export class RoundTranslator {
     private readonly registry: ToolRegistry,
     private readonly citations?: CitationBook,
     private readonly offered?: ReadonlySet<string>,
+    /** Deferred tools may be called once loaded even if not offered (and, with hosted tool_search, loaded by the call). */
+    private readonly deferredCallable = false,
   ) {}
 
   get sawFinish(): boolean {
@@ -217,7 +219,13 @@ export class RoundTranslator {
   private route(name: string): RegistryEntry | undefined {
     const entry = this.registry.lookup(name);
     if (!entry) return undefined;
-    if (this.offered ? !this.offered.has(name) : !this.registry.isVisible(entry)) return undefined;
+    if (this.offered ? this.offered.has(name) : this.registry.isVisible(entry)) return entry;
+    if (!entry.deferred || !this.deferredCallable) return undefined;
+    // a loaded tool the upstream was not sent (its schema was in the search result), or one the
+    // model names without searching: loaded on the spot, as OpenAI's hosted search does
+    if (this.registry.isVisible(entry)) return entry;
+    if (!this.registry.loadOnCall) return undefined;
+    this.registry.markLoaded(name);
     return entry;
   }
 

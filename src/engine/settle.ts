@@ -78,7 +78,7 @@ async function settle(ctx: EngineContext, acc: ResponseAccumulator, turn: Prepar
     if (terminal) settlement.events = [...(await turn.hooks!.unloggedEvents!()), terminal];
   }
   // kept wherever the turn's items are kept (stored response, conversation), never elsewhere
-  if (turn.callRecords.length > 0 && (settlement.record || settlement.conversation)) settlement.callRecords = { responseId: response.id, records: turn.callRecords };
+  if (turn.callRecords.length > 0 && (settlement.record || settlement.conversation)) settlement.callRecords = { responseId: response.id, records: turn.callRecords, owner: turn.tenant };
   if (settlement.record === undefined && settlement.conversation === undefined) return 'ok';
   try {
     const outcome = await ctx.store.settle(settlement);

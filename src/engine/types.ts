@@ -68,6 +68,8 @@ export interface PreparedTurn {
   conversation: ModelItem[];
   base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
   tools: ModelRequest['tools'];
+  /** Later rounds declare what the registry shows then (tools a hosted search loaded, mode `declare`); false for a chosen subset. */
+  toolsFollowRegistry?: boolean;
   toolChoice: ModelRequest['toolChoice'];
   /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
   preludeItems: Item[];

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { createPool, migrateUnderLock, quoteIdent, withTransaction, type PostgresStoreOptions } from '../store/postgres.js';
-import { batchFromRow, fileFromRow, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
+import { batchFromRow, fileFromRow, packVectors, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
 import { PgvectorIndex } from './postgres-vector-index.js';
-import { packVectors } from './sqlite-store.js';
+import { adjustCounts, bm25Search, indexTerms } from './postgres-bm25.js';
+import { fileSearchSchemaSql, MIGRATION_LOCK } from './postgres-schema.js';
 import { wantsIndex } from './sqlite-vector-index.js';
 import {
   addCount,
@@ -28,8 +29,6 @@ import {
   type VectorStoreView,
 } from './store.js';
 
-/** Advisory lock key of these migrations ("swfs"), apart from the responses store's. */
-const MIGRATION_LOCK = 0x73776673;
 
 export interface PostgresFileSearchOptions extends PostgresStoreOptions {
   /** `fileSearch.vectorIndex` (default `auto`: pgvector when the server has it). */
@@ -75,58 +74,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
 
   static async fromPool(pool: pg.Pool, schema: string, ownsPool = false, vectorIndex: VectorIndexMode = 'auto'): Promise<PostgresFileSearchStore> {
     const s = quoteIdent(schema);
-    await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
-        CREATE SCHEMA IF NOT EXISTS ${s};
-        CREATE TABLE IF NOT EXISTS ${s}.fs_files (
-          seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, owner TEXT NOT NULL, filename TEXT NOT NULL, purpose TEXT NOT NULL,
-          bytes BIGINT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT
-        );
-        CREATE TABLE IF NOT EXISTS ${s}.fs_vector_stores (
-          seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, owner TEXT NOT NULL, name TEXT, created_at BIGINT NOT NULL,
-          last_active_at BIGINT NOT NULL, metadata TEXT NOT NULL, expires_after TEXT, keyword_only_reason TEXT,
-          index_version BIGINT NOT NULL DEFAULT 0
-        );
-        CREATE TABLE IF NOT EXISTS ${s}.fs_store_files (
-          seq BIGSERIAL PRIMARY KEY, store_id TEXT NOT NULL, file_id TEXT NOT NULL, owner TEXT NOT NULL, batch_id TEXT,
-          status TEXT NOT NULL, created_at BIGINT NOT NULL, attributes TEXT NOT NULL, chunking TEXT NOT NULL,
-          usage_bytes BIGINT NOT NULL DEFAULT 0, last_error TEXT, claimed_by TEXT, claimed_until BIGINT,
-          UNIQUE (store_id, file_id)
-        );
-        CREATE INDEX IF NOT EXISTS fs_store_files_by_file ON ${s}.fs_store_files (file_id);
-        CREATE INDEX IF NOT EXISTS fs_store_files_queue ON ${s}.fs_store_files (status, claimed_until);
-        CREATE TABLE IF NOT EXISTS ${s}.fs_batches (
-          seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, store_id TEXT NOT NULL, owner TEXT NOT NULL,
-          created_at BIGINT NOT NULL, cancelled BOOLEAN NOT NULL DEFAULT FALSE
-        );
-        CREATE TABLE IF NOT EXISTS ${s}.fs_chunks (
-          id SERIAL PRIMARY KEY, store_id TEXT NOT NULL, file_id TEXT NOT NULL, position INTEGER NOT NULL, text TEXT NOT NULL,
-          embedding BYTEA, tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
-        );
-        CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON ${s}.fs_chunks (store_id, file_id, position);
-        CREATE INDEX IF NOT EXISTS fs_chunks_tsv ON ${s}.fs_chunks USING GIN (tsv);
-        CREATE INDEX IF NOT EXISTS fs_files_expiry ON ${s}.fs_files (expires_at) WHERE expires_at IS NOT NULL;
-        -- BM25 (src/files/postgres-store.ts keywordSearch): term frequencies per chunk, chunk lengths,
-        -- and each store's chunk and token counts (document frequency is counted from the postings)
-        ALTER TABLE ${s}.fs_chunks ADD COLUMN IF NOT EXISTS doc_len INTEGER;
-        ALTER TABLE ${s}.fs_vector_stores ADD COLUMN IF NOT EXISTS chunk_count BIGINT NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS token_count BIGINT NOT NULL DEFAULT 0;
-        -- one row per (chunk, lexeme), carrying what BM25 needs (tf, the chunk's length, its file)
-        -- so a query reads only the postings of its terms, never the chunks themselves
-        CREATE TABLE IF NOT EXISTS ${s}.fs_postings (
-          store_id TEXT NOT NULL, lexeme TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES ${s}.fs_chunks (id) ON DELETE CASCADE,
-          tf INTEGER NOT NULL, doc_len INTEGER NOT NULL, file_id TEXT NOT NULL,
-          PRIMARY KEY (store_id, lexeme, chunk_id)
-        );
-        CREATE INDEX IF NOT EXISTS fs_postings_by_chunk ON ${s}.fs_postings (chunk_id);
-        -- chunks written before the postings existed (doc_len still NULL) are indexed now
-        UPDATE ${s}.fs_chunks c SET doc_len = (SELECT COALESCE(SUM(COALESCE(array_length(u.positions, 1), 1)), 0) FROM unnest(c.tsv) u) WHERE c.doc_len IS NULL;
-        INSERT INTO ${s}.fs_postings (store_id, lexeme, chunk_id, tf, doc_len, file_id)
-          SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1), c.doc_len, c.file_id
-          FROM ${s}.fs_chunks c, unnest(c.tsv) u WHERE NOT EXISTS (SELECT 1 FROM ${s}.fs_postings p WHERE p.chunk_id = c.id)
-          ON CONFLICT DO NOTHING;
-        UPDATE ${s}.fs_vector_stores v SET chunk_count = t.n, token_count = t.tokens
-          FROM (SELECT store_id, COUNT(*) AS n, COALESCE(SUM(doc_len), 0) AS tokens FROM ${s}.fs_chunks GROUP BY store_id) t
-          WHERE v.id = t.store_id AND (v.chunk_count <> t.n OR v.token_count <> t.tokens);
-    `);
+    await migrateUnderLock(pool, schema, MIGRATION_LOCK, fileSearchSchemaSql(s));
     const store = new PostgresFileSearchStore(pool, s, ownsPool);
     const want = wantsIndex(vectorIndex, 'pgvector');
     if (want !== 'no') {
@@ -331,7 +279,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
         });
         await client.query(`INSERT INTO ${this.s}.fs_chunks (store_id, file_id, position, text, embedding) VALUES ${tuples.join(', ')}`, values);
       }
-      await this.indexTerms(client, job.storeId, job.fileId);
+      await indexTerms(client, this.s, job.storeId, job.fileId);
       if (this.index) await this.index.afterInsert(client, job.storeId, job.fileId, chunks.map((c) => c.embedding));
       await client.query(`UPDATE ${this.s}.fs_vector_stores SET index_version = index_version + 1 WHERE id = $1`, [job.storeId]);
       return true;
@@ -352,28 +300,8 @@ export class PostgresFileSearchStore implements FileSearchStore {
     return row ? Number(row.index_version) : -1;
   }
 
-  /**
-   * BM25 over the store's postings, with the same formula and constants as SQLite FTS5's bm25()
-   * (k1 = 1.2, b = 0.75, idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6), so both backends
-   * rank alike: rare terms weigh more, long chunks are normalised. Terms are bare words, stemmed
-   * and stopword-filtered by PostgreSQL's `english` configuration, never tsquery syntax.
-   */
   async keywordSearch(storeId: string, terms: string[], fileIds: string[] | null, limit: number): Promise<ChunkHit[]> {
-    if (terms.length === 0) return [];
-    const rows = await this.rows<{ id: number; score: number }>(
-      `WITH st AS (SELECT GREATEST(chunk_count, 1)::float8 AS n, GREATEST(token_count::float8 / GREATEST(chunk_count, 1), 1e-9) AS avgdl FROM ${this.s}.fs_vector_stores WHERE id = $1),
-            hits AS MATERIALIZED (
-              SELECT lexeme, chunk_id, tf, doc_len, file_id FROM ${this.s}.fs_postings
-              WHERE store_id = $1 AND lexeme = ANY ((SELECT array_agg(DISTINCT u.lexeme) FROM unnest(to_tsvector('english', $2)) u)::text[])),
-            -- document frequencies over the whole store (a filter narrows the results, not the statistics, as in FTS5)
-            idf AS (SELECT h.lexeme, GREATEST(ln((st.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 1e-6) AS idf FROM hits h CROSS JOIN st GROUP BY h.lexeme, st.n)
-       SELECT h.chunk_id AS id, SUM(idf.idf * (h.tf * 2.2) / (h.tf + 1.2 * (0.25 + 0.75 * h.doc_len / st.avgdl)))::float8 AS score
-       FROM hits h JOIN idf ON idf.lexeme = h.lexeme CROSS JOIN st
-       WHERE $3::text[] IS NULL OR h.file_id = ANY($3::text[])
-       GROUP BY h.chunk_id ORDER BY score DESC, h.chunk_id LIMIT $4`,
-      [storeId, terms.join(' '), fileIds, limit],
-    );
-    return rows.map((r) => ({ chunkId: r.id, score: r.score }));
+    return bm25Search(this.pool, this.s, storeId, terms, fileIds, limit);
   }
 
   async vectorSearch(storeId: string, query: Float32Array, fileIds: string[] | null, limit: number): Promise<VectorHit[]> {
@@ -425,31 +353,8 @@ export class PostgresFileSearchStore implements FileSearchStore {
     return { ...storeFromRow(row), fileCounts: counts, usageBytes: usage };
   }
 
-  /** Postings, chunk lengths and the store's counts for one file's chunks just inserted. */
-  private async indexTerms(client: pg.PoolClient, storeId: string, fileId: string): Promise<void> {
-    await client.query(
-      `UPDATE ${this.s}.fs_chunks c SET doc_len = (SELECT COALESCE(SUM(COALESCE(array_length(u.positions, 1), 1)), 0) FROM unnest(c.tsv) u) WHERE c.store_id = $1 AND c.file_id = $2`,
-      [storeId, fileId],
-    );
-    await client.query(
-      `INSERT INTO ${this.s}.fs_postings (store_id, lexeme, chunk_id, tf, doc_len, file_id)
-       SELECT c.store_id, u.lexeme, c.id, COALESCE(array_length(u.positions, 1), 1), c.doc_len, c.file_id FROM ${this.s}.fs_chunks c, unnest(c.tsv) u WHERE c.store_id = $1 AND c.file_id = $2`,
-      [storeId, fileId],
-    );
-    await this.adjustCounts(client, storeId, fileId, 1);
-  }
-
-  /** Adds (+1) or removes (−1) one file's chunks from the store's BM25 counts. */
-  private async adjustCounts(client: pg.PoolClient, storeId: string, fileId: string, sign: 1 | -1): Promise<void> {
-    await client.query(
-      `UPDATE ${this.s}.fs_vector_stores v SET chunk_count = v.chunk_count + $3 * t.n, token_count = v.token_count + $3 * t.tokens
-       FROM (SELECT COUNT(*) AS n, COALESCE(SUM(doc_len), 0) AS tokens FROM ${this.s}.fs_chunks WHERE store_id = $1 AND file_id = $2) t WHERE v.id = $1`,
-      [storeId, fileId, sign],
-    );
-  }
-
   private async deleteChunks(client: pg.PoolClient, storeId: string, fileId: string): Promise<void> {
-    await this.adjustCounts(client, storeId, fileId, -1);
+    await adjustCounts(client, this.s, storeId, fileId, -1);
     const removed = (await client.query(`DELETE FROM ${this.s}.fs_chunks WHERE store_id = $1 AND file_id = $2`, [storeId, fileId])).rowCount ?? 0;
     if (removed > 0) await client.query(`UPDATE ${this.s}.fs_vector_stores SET index_version = index_version + 1 WHERE id = $1`, [storeId]);
   }

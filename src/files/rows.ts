@@ -1,4 +1,4 @@
-import type { Attributes, BatchRecord, ChunkingStrategy, ExpiresAfter, FileRecord, StoreFileRecord, StoreFileStatus, VectorStoreRecord } from './store.js';
+import type { Attributes, BatchRecord, ChunkingStrategy, ExpiresAfter, FileRecord, StoreFileRecord, StoreFileStatus, StoredVectors, VectorStoreRecord } from './store.js';
 
 /**
  * Row ↔ record mapping shared by the SQLite and PostgreSQL stores (both keep JSON as text and
@@ -92,4 +92,23 @@ export const batchFromRow = (r: BatchRow): BatchRecord => ({
 /** A float32 embedding as the bytes stored in a BLOB / bytea column (little-endian, as in memory). */
 export function vectorBytes(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/** Rows of `(id, file, float32 bytes)` packed into one matrix for the exact scan. */
+export function packVectors(rows: Array<{ id: number; fileId: string; bytes: Buffer | Uint8Array }>): StoredVectors {
+  const dimensions = rows.length > 0 ? rows[0].bytes.byteLength / 4 : 0;
+  const matrix = new Float32Array(rows.length * dimensions);
+  const chunkIds = new Int32Array(rows.length);
+  const fileIds: string[] = [];
+  let n = 0;
+  for (const row of rows) {
+    // a store embedded with two models (a config change) keeps only the first width comparable
+    if (row.bytes.byteLength !== dimensions * 4) continue;
+    const bytes = Uint8Array.from(row.bytes);
+    matrix.set(new Float32Array(bytes.buffer, 0, dimensions), n * dimensions);
+    chunkIds[n] = row.id;
+    fileIds.push(row.fileId);
+    n++;
+  }
+  return { chunkIds: chunkIds.subarray(0, n), fileIds, matrix: matrix.subarray(0, n * dimensions), dimensions };
 }

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../store/sqlite-file.js';
+import { createFileSearchTables } from './sqlite-schema.js';
 import { SqliteVectorIndex, VectorIndexUnavailableError, wantsIndex } from './sqlite-vector-index.js';
-import { batchFromRow, fileFromRow, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
+import { batchFromRow, fileFromRow, packVectors, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
 import {
   addCount,
   emptyCounts,
@@ -55,70 +56,7 @@ export class SqliteFileSearchStore implements FileSearchStore {
     // cache (this connection only) keep that a scan of memory rather than of copied pages
     this.db.pragma('cache_size = -65536');
     this.db.pragma('mmap_size = 268435456');
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS fs_files (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        owner TEXT NOT NULL,
-        filename TEXT NOT NULL,
-        purpose TEXT NOT NULL,
-        bytes INTEGER NOT NULL,
-        created_at INTEGER NOT NULL,
-        expires_at INTEGER
-      );
-      CREATE TABLE IF NOT EXISTS fs_vector_stores (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        owner TEXT NOT NULL,
-        name TEXT,
-        created_at INTEGER NOT NULL,
-        last_active_at INTEGER NOT NULL,
-        metadata TEXT NOT NULL,
-        expires_after TEXT,
-        keyword_only_reason TEXT,
-        index_version INTEGER NOT NULL DEFAULT 0
-      );
-      CREATE TABLE IF NOT EXISTS fs_store_files (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        store_id TEXT NOT NULL,
-        file_id TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        batch_id TEXT,
-        status TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        attributes TEXT NOT NULL,
-        chunking TEXT NOT NULL,
-        usage_bytes INTEGER NOT NULL DEFAULT 0,
-        last_error TEXT,
-        claimed_by TEXT,
-        claimed_until INTEGER,
-        UNIQUE (store_id, file_id)
-      );
-      CREATE INDEX IF NOT EXISTS fs_store_files_by_file ON fs_store_files (file_id);
-      CREATE INDEX IF NOT EXISTS fs_store_files_queue ON fs_store_files (status, claimed_until);
-      CREATE TABLE IF NOT EXISTS fs_batches (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        store_id TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        cancelled INTEGER NOT NULL DEFAULT 0
-      );
-      CREATE TABLE IF NOT EXISTS fs_chunks (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        store_id TEXT NOT NULL,
-        file_id TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        embedding BLOB
-      );
-      CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON fs_chunks (store_id, file_id, position);
-      CREATE INDEX IF NOT EXISTS fs_files_expiry ON fs_files (expires_at) WHERE expires_at IS NOT NULL;
-      -- 'chunks' moves on every change of fs_chunks, 'vec' when the vector index took that change
-      -- too: unequal at open = the index missed changes and is rebuilt ('chunks' starts ahead)
-      CREATE TABLE IF NOT EXISTS fs_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      INSERT OR IGNORE INTO fs_meta (key, value) VALUES ('chunks', 1), ('vec', 0);
-    `);
+    createFileSearchTables(this.db);
     const want = wantsIndex(options.vectorIndex ?? 'auto', 'sqlite-vec');
     if (want !== 'no') {
       try {
@@ -457,23 +395,4 @@ export class SqliteFileSearchStore implements FileSearchStore {
 /** The FTS5 table of one vector store (ids are `vs_` + hex: safe as an identifier). */
 function ftsTable(storeId: string): string {
   return `fts_${storeId.replace(/[^A-Za-z0-9_]/g, '_')}`;
-}
-
-/** Rows of `(id, file, float32 bytes)` packed into one matrix for the exact scan. */
-export function packVectors(rows: Array<{ id: number; fileId: string; bytes: Buffer | Uint8Array }>): StoredVectors {
-  const dimensions = rows.length > 0 ? rows[0].bytes.byteLength / 4 : 0;
-  const matrix = new Float32Array(rows.length * dimensions);
-  const chunkIds = new Int32Array(rows.length);
-  const fileIds: string[] = [];
-  let n = 0;
-  for (const row of rows) {
-    // a store embedded with two models (a config change) keeps only the first width comparable
-    if (row.bytes.byteLength !== dimensions * 4) continue;
-    const bytes = Uint8Array.from(row.bytes);
-    matrix.set(new Float32Array(bytes.buffer, 0, dimensions), n * dimensions);
-    chunkIds[n] = row.id;
-    fileIds.push(row.fileId);
-    n++;
-  }
-  return { chunkIds: chunkIds.subarray(0, n), fileIds, matrix: matrix.subarray(0, n * dimensions), dimensions };
 }

@@ -13,6 +13,7 @@ import { isModelProduced } from '../util/items.js';
 import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
 import { tenantOf } from '../observability/request-context.js';
+import { abortWhenClientLeaves } from './client-gone.js';
 
 export interface CompactRouteDeps {
   engine: Engine;
@@ -105,15 +106,11 @@ function objectBody(body: unknown): JsonObject {
 
 /** Runs `fn` with a signal that aborts when the client goes away before the answer is sent. */
 export async function withAbort(res: ServerResponse, fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
-  const controller = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) controller.abort();
-  };
-  res.on('close', onClose);
+  const { controller, release } = abortWhenClientLeaves(res);
   try {
     await fn(controller.signal);
   } finally {
-    res.off('close', onClose);
+    release();
   }
 }
 

@@ -16,6 +16,7 @@ import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
 import { SseWriter } from './sse-writer.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
+import { abortWhenClientLeaves } from './client-gone.js';
 
 export interface MessagesRouteDeps {
   engine: Engine;
@@ -68,12 +69,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
   const decoded = decodeMessagesRequest(await readJsonBody(req, deps.maxBodyBytes));
   logIgnored(deps, decoded, requestId);
   if (decoded.stream) admitStream(res);
-  const controller = new AbortController();
-  // the client went away: abort discovery, the upstream request and every tool call in flight
-  const onClose = () => {
-    if (!res.writableFinished) controller.abort();
-  };
-  res.on('close', onClose);
+  const { controller, release } = abortWhenClientLeaves(res);
   try {
     const turn = await deps.engine.prepare(decoded.body, controller.signal, { tenant: tenantOf(req) });
     applySampling(turn, decoded);
@@ -99,7 +95,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     }
     sendJson(res, 200, fold.result, { 'request-id': requestId });
   } finally {
-    res.off('close', onClose);
+    release();
   }
 }
 
@@ -129,11 +125,7 @@ async function countTokens(deps: MessagesRouteDeps, req: IncomingMessage, res: S
   const decoded = decodeMessagesRequest(raw, { requireMaxTokens: false });
   logIgnored(deps, decoded, requestId);
   if (decoded.stream) admitStream(res);
-  const controller = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) controller.abort();
-  };
-  res.on('close', onClose);
+  const { controller, release } = abortWhenClientLeaves(res);
   try {
     const turn = await deps.engine.prepare({ ...decoded.body, stream: false }, controller.signal, { dryRun: true, tenant: tenantOf(req) });
     const count = await countInputTokens(deps.upstreamBaseUrl, turn.request.model, turn.conversation, turn.tools, controller.signal, {
@@ -142,7 +134,7 @@ async function countTokens(deps: MessagesRouteDeps, req: IncomingMessage, res: S
     });
     sendJson(res, 200, { input_tokens: count.tokens }, { 'request-id': requestId, 'x-switchyard-token-count': count.method });
   } finally {
-    res.off('close', onClose);
+    release();
   }
 }
 

@@ -5,6 +5,7 @@ import type { UpstreamRouter } from '../upstream/router.js';
 import { readRawBody } from './json.js';
 import { noteModel } from '../observability/request-context.js';
 import type { Route } from './router.js';
+import { abortWhenClientLeaves } from './client-gone.js';
 
 /** Upstream answer headers worth passing on; hop-by-hop and length headers are Node's business. */
 const FORWARDED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
@@ -34,11 +35,7 @@ async function forward(router: UpstreamRouter, path: string, maxBodyBytes: numbe
   if (typeof model !== 'string' || model === '') throw invalidRequest("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
   noteModel(req, parsed);
 
-  const controller = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) controller.abort();
-  };
-  res.on('close', onClose);
+  const { controller, release } = abortWhenClientLeaves(res);
   try {
     const { response } = await router.forward(path, body, model, controller.signal, parsed as Record<string, unknown>);
     const headers: Record<string, string> = {};
@@ -53,6 +50,6 @@ async function forward(router: UpstreamRouter, path: string, maxBodyBytes: numbe
       if (!res.writableEnded) res.destroy();
     });
   } finally {
-    res.off('close', onClose);
+    release();
   }
 }

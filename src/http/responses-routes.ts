@@ -10,6 +10,7 @@ import { SseWriter } from './sse-writer.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import { pageItems, type StoredResponse } from '../store/store.js';
+import { abortWhenClientLeaves } from './client-gone.js';
 
 export interface ResponsesRouteDeps {
   engine: Engine;
@@ -30,12 +31,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
     return deps.compactOnTrigger(body as Record<string, unknown>, req, res);
   }
   if ((body as { stream?: unknown } | null)?.stream === true) admitStream(res);
-  const controller = new AbortController();
-  // the client went away before we finished: abort discovery, the upstream request and every tool call
-  const onClose = () => {
-    if (!res.writableFinished) controller.abort();
-  };
-  res.on('close', onClose);
+  const { controller, release } = abortWhenClientLeaves(res);
   deps.inflight?.add(controller);
   try {
     const turn = await deps.engine.prepare(body, controller.signal, { tenant: tenantOf(req) });
@@ -72,7 +68,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMess
     }
     sendJson(res, 200, response);
   } finally {
-    res.off('close', onClose);
+    release();
     deps.inflight?.delete(controller);
   }
 }

@@ -36,14 +36,15 @@ export function decodeTools(tools: unknown, mcpServers: unknown, ignored: string
       if (out.clientNames.has(name)) throw invalidRequest(`${param}.name: tool names must be unique; '${name}' is declared twice.`, `${param}.name`, 'invalid_value');
       if (!isPlainObject(tool.input_schema)) throw invalidRequest(`${param}.input_schema: Field required (a JSON Schema object).`, `${param}.input_schema`, 'missing_required_parameter');
       out.clientNames.add(name);
+      // deferred: shown to the model only once a tool search loads it, and Messages has none here,
+      // so it is never shown (and never a 400)
+      if (tool.defer_loading === true) return;
       out.declarations.push({
         type: 'function',
         name,
         ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
         parameters: { type: 'object', ...stripSchemaMeta(tool.input_schema) },
         ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
-        // shown to the model only once a tool search loads it; without one, never (and never a 400)
-        ...(tool.defer_loading === true ? { defer_loading: true } : {}),
       });
       return;
     }

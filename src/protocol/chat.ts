@@ -2,7 +2,7 @@
  * Chat Completions wire types (gateway → upstream) and the codecs between them and the neutral
  * model types. Reference: docs/reference/chat-completions-upstream.md.
  */
-import type { FinishReason, ModelItem, ModelRequest, RawEvent } from './model.js';
+import type { FinishReason, GrammarField, ModelGrammar, ModelItem, ModelRequest, RawEvent } from './model.js';
 
 export interface ChatToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
 
@@ -27,6 +27,10 @@ export interface ChatRequest {
   top_k?: number;
   response_format?: { type: 'json_object' } | { type: 'json_schema'; json_schema: Record<string, unknown> };
   reasoning_effort?: string;
+  /** vLLM: decode under a grammar (`grammarFields`). */
+  structured_outputs?: Record<string, unknown>;
+  guided_grammar?: string;
+  guided_regex?: string;
 }
 
 export interface ChatChunkToolCallDelta {
@@ -64,7 +68,7 @@ export interface ChatChunk {
 export type ReasoningReplay = 'none' | 'reasoning' | 'reasoning_content';
 
 /** Encode a neutral model request as a streaming Chat Completions request. */
-export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningReplay = 'none'): ChatRequest {
+export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningReplay = 'none', grammarField?: GrammarField): ChatRequest {
   const body: ChatRequest = {
     model: req.model,
     messages: encodeChatMessages(req.items, reasoningReplay),
@@ -85,6 +89,7 @@ export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningR
   // not in OpenAI's schema; vLLM, SGLang and llama.cpp server take it as an extra sampling parameter
   if (req.topK !== undefined) body.top_k = req.topK;
   if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
+  if (req.grammar !== undefined && grammarField !== undefined) Object.assign(body, grammarFields(req.grammar, grammarField));
   if (req.responseFormat !== undefined) {
     if (req.responseFormat.type === 'json_object') {
       body.response_format = { type: 'json_object' };
@@ -94,6 +99,12 @@ export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningR
     }
   }
   return body;
+}
+
+/** vLLM's extra body fields for decoding under a grammar (Lark grammars are accepted by both its backends). */
+export function grammarFields(grammar: ModelGrammar, field: GrammarField): Record<string, unknown> {
+  const key = grammar.syntax === 'lark' ? 'grammar' : 'regex';
+  return field === 'structured_outputs' ? { structured_outputs: { [key]: grammar.definition } } : { [`guided_${key}`]: grammar.definition };
 }
 
 /** Text parts joined with newlines, as vLLM flattens list content for string-format templates. */

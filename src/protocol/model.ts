@@ -42,7 +42,20 @@ export interface ModelRequest {
   stop?: string[];
   /** Top-k sampling (Messages `top_k`), for servers that take it (vLLM, SGLang, llama.cpp). */
   topK?: number;
+  /**
+   * Decode the whole output under this grammar (vLLM `structured_outputs`), where the upstream
+   * supports it (`UpstreamClient.grammarSupport`); elsewhere it is not sent.
+   */
+  grammar?: ModelGrammar;
 }
+
+export interface ModelGrammar {
+  syntax: 'lark' | 'regex';
+  definition: string;
+}
+
+/** How an upstream takes a grammar: vLLM ≥ 0.12 `structured_outputs`, older vLLM `guided_grammar` / `guided_regex`. */
+export type GrammarField = 'structured_outputs' | 'guided';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
 

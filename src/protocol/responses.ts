@@ -198,5 +198,6 @@ export const ID_PREFIX = {
   mcpCall: 'mcp',
   mcpApprovalRequest: 'mcpr',
   toolSearch: 'tsc',
+  toolSearchOutput: 'tso',
   item: 'item',
 } as const;

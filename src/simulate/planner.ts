@@ -1,3 +1,4 @@
+import { constrainedText } from './grammar-output.js';
 import { findScriptSource, parseScript, roundIndexOf, stripScriptLines } from './script.js';
 import {
   isObj,
@@ -285,6 +286,12 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
   }
 
   const content = step && hasContent(step) ? scriptedContent(step) : defaultContent(req);
+  if (req.grammar && !failure) {
+    // decoding under a grammar: the answer is text that matches it, never a tool call
+    const constrained = constrainedText(req.grammar, content.text);
+    if ('error' in constrained) failure = { status: 400, type: 'BadRequestError', message: constrained.error, failTimes: null, key: '' };
+    else Object.assign(content, { text: constrained.text, refusal: null, calls: [] });
+  }
   const split = splitters(step);
   let reasoning = split.prose(content.reasoning);
   let text = content.text === null ? [] : split.prose(content.text);

@@ -1,3 +1,4 @@
+import type { SimGrammar } from './grammar-output.js';
 // The simulator's script and request types, shared by the parser, the request normalisation and
 // the planner (see script.ts for how they fit together).
 
@@ -81,6 +82,8 @@ export interface SimRequest {
   maxTokens: number | null;
   /** Stop strings (Chat Completions `stop`): the output ends before the first one it would contain. */
   stop: string[];
+  /** vLLM `structured_outputs` `grammar` (Lark) or `regex`: the whole output matches it. */
+  grammar: SimGrammar | null;
 }
 
 export interface PlannedToolCall {

@@ -1,3 +1,4 @@
+import type { SimGrammar } from './grammar-output.js';
 import { isObj, type Json, type SimMessage, type SimRequest, type SimResponseFormat, type SimTool, type SimToolChoice } from './script-types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -77,6 +78,7 @@ export function chatRequestToSim(body: Json, defaultModel: string): SimRequest |
     reasoningEffort: typeof body.reasoning_effort === 'string' ? body.reasoning_effort : null,
     maxTokens: positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens),
     stop: typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s: unknown): s is string => typeof s === 'string' && s.length > 0) : [],
+    grammar: structuredOutputsGrammar(body.structured_outputs),
   };
 }
 
@@ -137,5 +139,14 @@ export function responsesRequestToSim(body: Json, defaultModel: string): SimRequ
     reasoningEffort: typeof reasoning.effort === 'string' ? reasoning.effort : null,
     maxTokens: positiveInt(body.max_output_tokens),
     stop: [],
+    grammar: structuredOutputsGrammar(body.structured_outputs),
   };
+}
+
+/** vLLM's `structured_outputs: {grammar}` or `{regex}` (the `guided_*` fields it replaced are ignored, as vLLM ≥ 0.12 does). */
+function structuredOutputsGrammar(value: unknown): SimGrammar | null {
+  if (!isObj(value)) return null;
+  if (typeof value.grammar === 'string') return { syntax: 'lark', definition: value.grammar };
+  if (typeof value.regex === 'string') return { syntax: 'regex', definition: value.regex };
+  return null;
 }

@@ -147,6 +147,7 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
       ALTER TABLE ${s}.responses ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
       ALTER TABLE ${s}.conversations ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
       ALTER TABLE ${s}.approvals ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
+      ALTER TABLE ${s}.gateway_call_records ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
       CREATE INDEX IF NOT EXISTS responses_by_created_at ON ${s}.responses (created_at);
       CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON ${s}.conversation_items (created_at);
       CREATE INDEX IF NOT EXISTS approvals_by_created_at ON ${s}.approvals (created_at);

@@ -116,24 +116,25 @@ export class PostgresResponseStore implements ResponseStore {
     return undefined;
   }
 
-  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
-    await this.writeCallRecords(this.pool, responseId, records);
+  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[], owner = DEFAULT_TENANT): Promise<void> {
+    await this.writeCallRecords(this.pool, responseId, records, owner);
   }
 
-  private async writeCallRecords(client: pg.Pool | pg.PoolClient, responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
+  private async writeCallRecords(client: pg.Pool | pg.PoolClient, responseId: string, records: readonly GatewayCallRecord[], owner = DEFAULT_TENANT): Promise<void> {
     if (records.length === 0) return;
     await client.query(
-      `INSERT INTO ${this.t.callRecords} (item_id, response_id, record)
-       SELECT item_id, $1, record::json FROM unnest($2::text[], $3::text[]) AS r(item_id, record)
-       ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record`,
+      `INSERT INTO ${this.t.callRecords} (item_id, response_id, record, owner)
+       SELECT item_id, $1, record::json, $4 FROM unnest($2::text[], $3::text[]) AS r(item_id, record)
+       ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record
+       WHERE ${this.t.callRecords}.owner = excluded.owner`,
       // one document per record, never taken apart in SQL (json operators reject \u0000)
-      [responseId, records.map((r) => r.itemId), records.map((r) => JSON.stringify(r))],
+      [responseId, records.map((r) => r.itemId), records.map((r) => JSON.stringify(r)), owner],
     );
   }
 
-  async callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]> {
+  async callRecords(itemIds: readonly string[], owner = DEFAULT_TENANT): Promise<GatewayCallRecord[]> {
     if (itemIds.length === 0) return [];
-    const { rows } = await this.pool.query<{ record: GatewayCallRecord }>(`SELECT record FROM ${this.t.callRecords} WHERE item_id = ANY($1::text[])`, [itemIds]);
+    const { rows } = await this.pool.query<{ record: GatewayCallRecord }>(`SELECT record FROM ${this.t.callRecords} WHERE item_id = ANY($1::text[]) AND owner = $2`, [itemIds, owner]);
     return rows.map((row) => row.record);
   }
 
@@ -287,7 +288,7 @@ export class PostgresResponseStore implements ResponseStore {
           }
           if (!(await appendConversationItems(client, this.schema, conversation.id, conversation.items))) throw new Abandon('conversation_not_found');
         }
-        if (settlement.callRecords) await this.writeCallRecords(client, settlement.callRecords.responseId, settlement.callRecords.records);
+        if (settlement.callRecords) await this.writeCallRecords(client, settlement.callRecords.responseId, settlement.callRecords.records, settlement.callRecords.owner);
         if (id !== undefined) {
           await this.insertEvents(client, id, settlement.events ?? []);
           await this.write(client, settlement.record!);

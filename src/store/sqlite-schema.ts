@@ -75,7 +75,7 @@ function migrateNow(db: Database.Database): void {
     db.exec('UPDATE conversation_items SET created_at = (SELECT created_at FROM conversations WHERE id = conversation_id) WHERE created_at IS NULL');
   }
   // v4: every stored object belongs to a tenant (an API key's); rows from before are the default tenant's
-  for (const table of ['responses', 'conversations', 'approvals']) addColumns(db, table, { owner: "TEXT NOT NULL DEFAULT 'default'" });
+  for (const table of ['responses', 'conversations', 'approvals', 'gateway_call_records']) addColumns(db, table, { owner: "TEXT NOT NULL DEFAULT 'default'" });
   db.exec(`
     CREATE INDEX IF NOT EXISTS responses_by_created_at ON responses (created_at);
     CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON conversation_items (created_at);

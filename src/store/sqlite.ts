@@ -88,7 +88,8 @@ export class SqliteResponseStore implements ResponseStore {
       )
       SELECT r.response, r.input_items, r.owner FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
     this.deleteOne = this.database.prepare('DELETE FROM responses WHERE id = ?');
-    this.upsertCallRecord = this.database.prepare('INSERT OR REPLACE INTO gateway_call_records (item_id, response_id, record) VALUES (?, ?, ?)');
+    this.upsertCallRecord = this.database.prepare(`INSERT INTO gateway_call_records (item_id, response_id, record, owner) VALUES (?, ?, ?, ?)
+       ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record WHERE gateway_call_records.owner = excluded.owner`);
     this.deleteCallRecords = this.database.prepare('DELETE FROM gateway_call_records WHERE response_id = ?');
     this.selectExpired = this.database
       .prepare("SELECT id FROM responses WHERE created_at < ? AND status IN ('completed', 'incomplete', 'failed', 'cancelled') ORDER BY created_at LIMIT ?")
@@ -168,20 +169,20 @@ export class SqliteResponseStore implements ResponseStore {
     return undefined;
   }
 
-  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void> {
-    this.database.transaction(() => this.writeCallRecords(responseId, records))();
+  async saveCallRecords(responseId: string, records: readonly GatewayCallRecord[], owner = DEFAULT_TENANT): Promise<void> {
+    this.database.transaction(() => this.writeCallRecords(responseId, records, owner))();
   }
 
-  private writeCallRecords(responseId: string, records: readonly GatewayCallRecord[]): void {
-    for (const record of records) this.upsertCallRecord.run(record.itemId, responseId, JSON.stringify(record));
+  private writeCallRecords(responseId: string, records: readonly GatewayCallRecord[], owner = DEFAULT_TENANT): void {
+    for (const record of records) this.upsertCallRecord.run(record.itemId, responseId, JSON.stringify(record), owner);
   }
 
-  async callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]> {
+  async callRecords(itemIds: readonly string[], owner = DEFAULT_TENANT): Promise<GatewayCallRecord[]> {
     const out: GatewayCallRecord[] = [];
     // in slices: SQLite caps the number of bound parameters per statement
     for (let i = 0; i < itemIds.length; i += 500) {
       const slice = itemIds.slice(i, i + 500);
-      const rows = this.database.prepare(`SELECT record FROM gateway_call_records WHERE item_id IN (${slice.map(() => '?').join(',')})`).all(...slice) as Array<{ record: string }>;
+      const rows = this.database.prepare(`SELECT record FROM gateway_call_records WHERE owner = ? AND item_id IN (${slice.map(() => '?').join(',')})`).all(owner, ...slice) as Array<{ record: string }>;
       for (const row of rows) out.push(JSON.parse(row.record));
     }
     return out;
@@ -283,7 +284,7 @@ export class SqliteResponseStore implements ResponseStore {
         if (conversation.lease !== undefined && !this.conversationWriter.releaseLease(conversation.id, conversation.lease)) throw new Abandon('lease_lost');
         if (!this.conversationWriter.append(conversation.id, conversation.items)) throw new Abandon('conversation_not_found');
       }
-      if (settlement.callRecords) this.writeCallRecords(settlement.callRecords.responseId, settlement.callRecords.records);
+      if (settlement.callRecords) this.writeCallRecords(settlement.callRecords.responseId, settlement.callRecords.records, settlement.callRecords.owner);
       if (id !== undefined) {
         for (const e of settlement.events ?? []) this.insertEvent.run(id, e.sequence, e.json);
         this.writeRecord(settlement.record!);

@@ -78,9 +78,9 @@ export interface ResponseStore {
    */
   findItem(id: string, owner?: string): Promise<Item | undefined>;
   /** Keeps the model-facing records of a response's gateway calls (replaced by item id). */
-  saveCallRecords(responseId: string, records: readonly GatewayCallRecord[]): Promise<void>;
+  saveCallRecords(responseId: string, records: readonly GatewayCallRecord[], owner?: string): Promise<void>;
   /** The records of these public item ids that are held (deleting a response deletes its records). */
-  callRecords(itemIds: readonly string[]): Promise<GatewayCallRecord[]>;
+  callRecords(itemIds: readonly string[], owner?: string): Promise<GatewayCallRecord[]>;
 
   // Runs: every stored response that is running (foreground or background) is owned by one
   // gateway process, which heart-beats it. A run whose owner went silent is failed by another
@@ -161,7 +161,7 @@ export interface Settlement {
   /** The conversation grows by these items; `lease`, when given, must still be held and is released. */
   conversation?: { id: string; items: Item[]; lease?: string };
   /** What the model saw of the turn's gateway calls, kept under `responseId` (see `saveCallRecords`). */
-  callRecords?: { responseId: string; records: readonly GatewayCallRecord[] };
+  callRecords?: { responseId: string; records: readonly GatewayCallRecord[]; owner?: string };
 }
 
 /** `ok`: all written. Otherwise nothing was written, and why. */

@@ -1,12 +1,14 @@
 import type { McpService } from '../mcp/service.js';
 import type { ModelItem } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
-import type { ApprovalVerdict, ApprovedCall, GatewayExecution, InputCheckPolicy, RegistryEntry, RegistryView } from './types.js';
+import type { ApprovalVerdict, ApprovedCall, DeclaredTool, GatewayExecution, InputCheckPolicy, LoadableRegistry, RegistryEntry, RegistryView, ToolSearchSettings } from './types.js';
 
 /** What an execution side may know of the request it serves. */
 export interface RequestContext {
   /** The request's `include` list (e.g. `web_search_call.action.sources`). */
   include: readonly string[];
+  /** The model the request names (per-model settings such as tool_search's deferral mode). */
+  model?: string;
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
   priorItems?: readonly JsonObject[];
   /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
@@ -28,6 +30,8 @@ export interface DeclareContext {
   mcp?: McpService;
   /** How custom-tool inputs that fail their grammar are handled (config `tools.grammar`; default retry). */
   grammar?: GrammarSettings;
+  /** Hosted tool_search (config `tools.toolSearch`); absent = the defaults. */
+  toolSearch?: ToolSearchSettings;
 }
 
 export interface GrammarSettings {
@@ -54,6 +58,8 @@ export interface ReplayContext {
   readonly answeredApprovals: Set<string>;
   /** State one tool type keeps across the items of one rebuild (e.g. approval requests by id). */
   scratch<T>(key: string, init: () => T): T;
+  /** This request's registry (hosted tool_search rebuilds its results from the tools it loaded). */
+  readonly registry: LoadableRegistry;
 }
 
 /** A tool type's approvals (today MCP's `require_approval`): the turn asks, the client answers. */
@@ -105,6 +111,11 @@ export interface ToolHandler<D = JsonObject> {
   discover?(declaration: D, param: string, ctx: DiscoverContext): Promise<Discovered<D>>;
   /** The model-visible functions for this declaration (none = omitted from the model). */
   normalize(declaration: D, param: string, ctx: DeclareContext): RegistryEntry[];
+  /**
+   * Stage 5 (optional): once every declaration is registered, serve the set as a whole (hosted
+   * tool_search indexes the deferred tools and loads them into `registry`).
+   */
+  complete?(declaration: D, ctx: CompleteContext): void;
   /** Gateway types: the public item types their calls are projected into (`web_search_call`). */
   readonly callItemTypes?: readonly string[];
   /**
@@ -126,6 +137,15 @@ export interface ToolHandler<D = JsonObject> {
   echo?(raw: JsonObject): JsonObject;
   /** `tool_choice: {type: <one of types>}` selects the entries of this identity type (hosted aliases: `web_search_preview` → `web_search`). */
   readonly choiceType?: string;
+}
+
+/** What stage 5 sees: the registry built from the request's declarations, and the declarations themselves. */
+export interface CompleteContext {
+  registry: LoadableRegistry;
+  parsed: readonly DeclaredTool[];
+  /** Where this declaration is (`tools[2]`). */
+  param: string;
+  declare: DeclareContext;
 }
 
 /** A gateway call rebuilt from its public item (see `ToolHandler.replayCall`). */

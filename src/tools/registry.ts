@@ -61,8 +61,16 @@ export function preludeFor(itemType: string): PreludeLifecycle | undefined {
  */
 export class ToolRegistry {
   private readonly entries = new Map<string, RegistryEntry>();
-  /** Deferred tools loaded by a tool_search_output in the input. */
+  /** Deferred tools loaded (by a tool_search_output, a hosted search, or a call by name), in load order. */
   private readonly loaded = new Set<string>();
+  /**
+   * How loaded deferred tools reach the model: `declare` (appended to the upstream `tools`, as a
+   * client-executed search needs) or `result` (only callable: their schemas were in the search
+   * result, so the upstream `tools` block stays the same for prompt caching). Set by hosted tool_search.
+   */
+  deferral: 'declare' | 'result' = 'declare';
+  /** A deferred tool the model calls by name without searching is loaded on the spot (hosted tool_search). */
+  loadOnCall = false;
 
   get size(): number {
     return this.entries.size;
@@ -92,14 +100,41 @@ export class ToolRegistry {
     this.loaded.add(modelName);
   }
 
+  isLoaded(modelName: string): boolean {
+    return this.loaded.has(modelName);
+  }
+
+  /** How many deferred tools are loaded (the per-conversation cap counts these). */
+  get loadedCount(): number {
+    return this.loaded.size;
+  }
+
+  /** `offered` plus the loaded deferred tools (callable though not declared in mode `result`), when `include`. */
+  withLoaded(offered: ReadonlySet<string>, include: boolean): ReadonlySet<string> {
+    if (!include) return offered;
+    const names = new Set(offered);
+    for (const name of this.loaded) names.add(name);
+    return names;
+  }
+
+  /** Callable by the model: not deferred, or loaded. */
   isVisible(entry: RegistryEntry): boolean {
     return !entry.deferred || this.loaded.has(entry.modelName);
   }
 
-  /** Model-visible functions, in declaration order. */
+  /**
+   * The functions declared to the model: the undeferred ones in declaration order, then (mode
+   * `declare`) the loaded deferred ones in load order, so what earlier rounds sent stays a prefix.
+   */
   visibleFunctions(): ModelFunction[] {
     const out: ModelFunction[] = [];
-    for (const entry of this.entries.values()) if (this.isVisible(entry)) out.push(entry.fn);
+    for (const entry of this.entries.values()) if (!entry.deferred) out.push(entry.fn);
+    if (this.deferral === 'declare') {
+      for (const name of this.loaded) {
+        const entry = this.entries.get(name);
+        if (entry?.deferred) out.push(entry.fn);
+      }
+    }
     return out;
   }
 }
@@ -159,7 +194,27 @@ export function registerTools(parsed: readonly ParsedTool[], ctx: DeclareContext
     for (const entry of tool.handler.normalize(tool.declaration, tool.param, ctx)) registry.add(entry);
   }
   if (unknownTypes.size > 0) logUnknownTypes(unknownTypes, ctx);
+  requireSearchForDeferred(parsed);
+  // stage 5: handlers that serve the registered set as a whole (hosted tool_search indexes the deferred tools)
+  for (const tool of parsed) tool.handler?.complete?.(tool.declaration, { registry, parsed, param: tool.param, declare: ctx });
   return registry;
+}
+
+/** As OpenAI: a deferred tool is only reachable through a tool search, so declaring one without it is a mistake. */
+function requireSearchForDeferred(parsed: readonly ParsedTool[]): void {
+  if (parsed.some((tool) => tool.type === 'tool_search')) return;
+  for (const tool of parsed) {
+    const raw = tool.raw;
+    if (raw.defer_loading === true) throw deferredWithoutSearch(`${tool.param}.defer_loading`);
+    if (raw.type === 'namespace' && Array.isArray(raw.tools)) {
+      const member = (raw.tools as unknown[]).findIndex((m) => isPlainObject(m) && m.defer_loading === true);
+      if (member >= 0) throw deferredWithoutSearch(`${tool.param}.tools[${member}].defer_loading`);
+    }
+  }
+}
+
+function deferredWithoutSearch(param: string): ToolDeclarationError {
+  return new ToolDeclarationError(`Deferred tools require tools.tool_search: '${param}' is set, but the request declares no tool_search tool to load it with.`, param, 'invalid_value');
 }
 
 /** Types shown by name in the warning; client-chosen, so their number and length are bounded. */
@@ -194,6 +249,8 @@ export function itemWithoutCredentials<T extends JsonObject>(item: T): T {
 export interface ResolvedToolChoice {
   toolChoice: ModelToolChoice | undefined;
   functions: ModelFunction[];
+  /** `functions` is a chosen subset (allowed_tools, one MCP server): tools loaded later are not added to it. */
+  restricted?: boolean;
 }
 
 /** `tool_choice` by type for hosted types, aliases included (`web_search_preview` → `web_search`). */
@@ -215,7 +272,7 @@ export function resolveToolChoice(choice: unknown, registry: ToolRegistry): Reso
   };
   const forceOne = (entry: RegistryEntry): ResolvedToolChoice => ({ toolChoice: { name: entry.modelName }, functions: all });
   const requireAmong = (entries: RegistryEntry[]): ResolvedToolChoice =>
-    entries.length === 1 ? forceOne(entries[0]) : { toolChoice: 'required', functions: entries.map((e) => e.fn) };
+    entries.length === 1 ? forceOne(entries[0]) : { toolChoice: 'required', functions: entries.map((e) => e.fn), restricted: true };
 
   switch (choice.type) {
     case 'function':
@@ -242,7 +299,7 @@ export function resolveToolChoice(choice: unknown, registry: ToolRegistry): Reso
         if (!isPlainObject(ref)) throw new ToolDeclarationError(`Invalid 'tool_choice.tools[${i}]': expected an object.`, `tool_choice.tools[${i}]`, 'invalid_type');
         for (const entry of visibleEntries.filter((e) => matchesReference(e, ref))) allowed.add(entry);
       });
-      return { toolChoice: mode, functions: [...allowed].map((e) => e.fn) };
+      return { toolChoice: mode, functions: [...allowed].map((e) => e.fn), restricted: true };
     }
     default: {
       const hosted = HOSTED_CHOICE_TYPES[choice.type];

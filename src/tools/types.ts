@@ -1,4 +1,4 @@
-import type { ModelFunction } from '../protocol/model.js';
+import type { ModelFunction, ModelGrammar } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 
 /** How a registered model-visible function is returned or executed. */
@@ -32,6 +32,8 @@ export interface RegistryEntry {
   deferred?: boolean;
   /** Client-owned entries whose input must fit a declared format (custom tools with a grammar). */
   inputCheck?: InputCheck;
+  /** Decoding the input under a grammar (custom tools whose grammar the gateway can check). */
+  constrained?: ConstrainedInput;
 }
 
 /** What happens to a client call whose input does not fit its declared format. */
@@ -182,3 +184,42 @@ export interface GatewayExecution {
 }
 
 export { ToolDeclarationError, ToolTimeoutError } from '../errors.js';
+
+/** How loaded deferred tools reach the model (config `tools.toolSearch.mode`). */
+export type DeferralMode = 'result' | 'declare' | 'eager';
+
+/** Hosted tool_search settings, as in config `tools.toolSearch`. */
+export interface ToolSearchSettings {
+  mode: DeferralMode;
+  modelModes: Readonly<Record<string, DeferralMode>>;
+  defaultLimit: number;
+  maxLimit: number;
+  maxToolsPerSearch: number;
+  maxSchemaBytesPerSearch: number;
+  maxLoadedTools: number;
+  maxSearchesPerResponse: number;
+}
+
+/** The declarations a request's tools came from (`tools[2]` → its JSON), for tools that show them back (tool_search_output). */
+export interface DeclaredTool {
+  param: string;
+  raw: JsonObject;
+}
+
+/** What a tool that loads deferred tools may do with the request's registry (implemented by ToolRegistry). */
+export interface LoadableRegistry {
+  lookup(modelName: string): RegistryEntry | undefined;
+  all(): IterableIterator<RegistryEntry>;
+  markLoaded(modelName: string): void;
+  isLoaded(modelName: string): boolean;
+  readonly loadedCount: number;
+  deferral: 'declare' | 'result';
+  loadOnCall: boolean;
+}
+
+/** How a tool's input can be decoded under its grammar: the grammar, and the call arguments a decoded input becomes. */
+export interface ConstrainedInput {
+  grammar: ModelGrammar;
+  /** The model-facing call arguments for a decoded input (a custom tool: `{"input": …}`). */
+  callArguments(input: string): string;
+}

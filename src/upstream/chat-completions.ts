@@ -1,10 +1,11 @@
 import { Errors } from '../errors.js';
 import { ChatStreamDecoder, encodeChatRequest, type ChatChunk, type ReasoningReplay } from '../protocol/chat.js';
-import type { ModelRequest, RawEvent } from '../protocol/model.js';
+import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import type { UpstreamClient, UpstreamOptions } from './client.js';
 import { UpstreamTransport } from './http.js';
+import { PROBE_FAILED, probeGrammarSupport, raceAbort } from './grammar-probe.js';
 
 /** The chat dialect: any OpenAI-compatible `/chat/completions` server (vLLM, SGLang, llama.cpp, Ollama). */
 export class ChatCompletionsUpstream implements UpstreamClient {
@@ -15,8 +16,13 @@ export class ChatCompletionsUpstream implements UpstreamClient {
     this.transport = new UpstreamTransport(options);
   }
 
+  /** The grammar probe's answer, asked once (the first time a request needs it). */
+  private grammarProbe: ReturnType<typeof probeGrammarSupport> | undefined;
+
   async open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>> {
-    const response = await this.transport.post('/chat/completions', JSON.stringify(encodeChatRequest(request, this.reasoningReplay)), signal);
+    // a grammar goes out only in the field this server honours, never to one that would ignore it
+    const grammarField = request.grammar ? await this.grammarSupport(request.model, signal) : undefined;
+    const response = await this.transport.post('/chat/completions', JSON.stringify(encodeChatRequest(request, this.reasoningReplay, grammarField)), signal);
     const decoder = new ChatStreamDecoder(() => newId(ID_PREFIX.call));
     return this.transport.events(
       response,
@@ -32,6 +38,18 @@ export class ChatCompletionsUpstream implements UpstreamClient {
       },
       signal,
     );
+  }
+
+  grammarSupport(model: string, signal: AbortSignal): Promise<GrammarField | undefined> {
+    let probe = this.grammarProbe;
+    if (!probe) {
+      probe = this.grammarProbe = probeGrammarSupport(this.transport, model);
+      // a probe that could not reach the server is asked again next time
+      void probe.then((field) => {
+        if (field === PROBE_FAILED) this.grammarProbe = undefined;
+      });
+    }
+    return raceAbort(probe.then((field) => (field === PROBE_FAILED ? undefined : field)), signal);
   }
 
   listModels(signal: AbortSignal): Promise<unknown> {

@@ -1,4 +1,4 @@
-import type { ModelRequest, RawEvent } from '../protocol/model.js';
+import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 
 /** An inference server behind one dialect. */
 export interface UpstreamClient {
@@ -9,12 +9,16 @@ export interface UpstreamClient {
   open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>>;
   /** The upstream's `GET /models` list, as it answers it. */
   listModels(signal: AbortSignal): Promise<unknown>;
+  /**
+   * Whether `model`'s upstream decodes under a grammar (`ModelRequest.grammar`): probed once per
+   * upstream. Absent = never (e.g. the Responses dialect).
+   */
+  grammarSupport?(model: string, signal: AbortSignal): Promise<GrammarField | undefined>;
   close(): Promise<void>;
 }
 
-export interface UpstreamOptions {
-  baseUrl: string;
-  apiKey?: string;
+/** How the gateway talks to one upstream (the `upstream.*` transport keys). */
+export interface UpstreamTransport {
   connectTimeoutMs: number;
   /** From sending the request to the first event. */
   firstTokenTimeoutMs: number;
@@ -25,4 +29,9 @@ export interface UpstreamOptions {
   retryBaseDelayMs: number;
   /** Most upstream connections at once; 0 = no limit (one per open stream). */
   connections: number;
+}
+
+export interface UpstreamOptions extends UpstreamTransport {
+  baseUrl: string;
+  apiKey?: string;
 }

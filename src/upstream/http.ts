@@ -48,13 +48,8 @@ export class UpstreamTransport {
         start = await exchange.started;
       } catch (err) {
         signal.removeEventListener('abort', onAbort);
-        if (signal.aborted) throw abortedError();
-        const failure = connectionError(err, this.options);
-        if (attempt < this.options.maxRetries && failure.retryable) {
-          await this.backoff(attempt, signal);
-          continue;
-        }
-        throw failure;
+        await this.retryAfter(err, attempt, signal);
+        continue;
       }
       if (start.ok) {
         // the stream's reader takes over abort handling
@@ -101,15 +96,17 @@ export class UpstreamTransport {
       try {
         return await this.pool.request({ path: this.basePath + path, method: 'POST', headers, body, signal });
       } catch (err) {
-        if (signal.aborted) throw abortedError();
-        const failure = connectionError(err, this.options);
-        if (attempt < this.options.maxRetries && failure.retryable) {
-          await this.backoff(attempt, signal);
-          continue;
-        }
-        throw failure;
+        await this.retryAfter(err, attempt, signal);
       }
     }
+  }
+
+  /** After a connection failure: waits out the backoff when another attempt may succeed, else throws it as the client sees it. */
+  private async retryAfter(err: unknown, attempt: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw abortedError();
+    const failure = connectionError(err, this.options);
+    if (attempt < this.options.maxRetries && failure.retryable) return this.backoff(attempt, signal);
+    throw failure;
   }
 
   /** Parsed SSE `data` payloads of an accepted streaming exchange, decoded by `decode`. */

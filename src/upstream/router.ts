@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { Errors, GatewayError } from '../errors.js';
-import type { ModelRequest, RawEvent } from '../protocol/model.js';
+import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 import type { UpstreamClient } from './client.js';
 import type { UpstreamTransport } from './http.js';
 
@@ -92,6 +92,12 @@ export class UpstreamRouter implements UpstreamClient {
         this.events.failover?.(upstream.name, candidates[i + 1].upstream.name, request.model, (err as Error).message);
       }
     }
+  }
+
+  /** The first candidate's answer (a failover target decides for itself whether it sends the grammar). */
+  async grammarSupport(model: string, signal: AbortSignal): Promise<GrammarField | undefined> {
+    const first = this.candidates(model)[0];
+    return first?.upstream.client.grammarSupport?.(first.model, signal);
   }
 
   /**

@@ -121,6 +121,9 @@ export function customEntry(decl: CustomDeclaration, modelName: string, param: s
     declaredAt: param,
     deferred: decl.deferred,
     ...(inputCheck ? { inputCheck } : {}),
+    ...(decl.checker && decl.format.type === 'grammar'
+      ? { constrained: { grammar: { syntax: decl.format.syntax, definition: decl.format.definition }, callArguments: (input: string) => JSON.stringify({ [CUSTOM_INPUT_KEY]: input }) } }
+      : {}),
   };
 }
 

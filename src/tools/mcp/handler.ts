@@ -155,6 +155,8 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
         owner: 'gateway',
         execution,
         declaredAt: param,
+        // a deferred server's tools are loaded one by one by tool_search
+        ...(decl.raw.defer_loading === true ? { deferred: true } : {}),
       } satisfies RegistryEntry;
     });
   },
