@@ -31,6 +31,7 @@ import { StartupError } from './config/startup-errors.js';
 import { parseDuration } from './util/duration.js';
 import { conversationRoutes } from './http/conversations-routes.js';
 import { compactRoutes } from './http/compact-routes.js';
+import { compactionTriggerHandler } from './http/compaction-trigger.js';
 import { messagesRoutes } from './http/messages-routes.js';
 import { withCodexCatalog } from './http/codex-models-route.js';
 import { filesRoutes } from './http/files-routes.js';
@@ -215,7 +216,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     return upstream.reachable(AbortSignal.timeout(primary.connectTimeoutMs + 2_000));
   };
+  const compactDeps = { engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay };
   const server = createHttpServer({
+    // Codex's remote compaction: a create request ending in compaction_trigger
+    compactOnTrigger: compactionTriggerHandler(compactDeps),
     engine,
     store,
     background: runner,
@@ -237,7 +241,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...conversationRoutes(conversations, config.limits.maxBodyBytes),
       ...(codeInterpreter ? containerRoutes(codeInterpreter.service, { maxBodyBytes: config.limits.maxBodyBytes, maxUploadBytes: config.codeInterpreter.maxUploadBytes }) : []),
       // token counting asks the first upstream's /tokenize (vLLM)
-      ...compactRoutes({ engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }),
+      ...compactRoutes(compactDeps),
       // the Anthropic Messages surface over the same engine (and GET /v1/models in its shape when asked)
       // …and in the shape of a Codex model catalog with ?client=codex
       ...withCodexCatalog(messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: primary.url!, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }), listModels, config.clients),

@@ -208,6 +208,33 @@ describe.skipIf(!codexInstalled)(`switchyard codex (real Codex CLI)${codexInstal
     }
   });
 
+  it('serves Codex remote compaction (an OpenAI-named provider with remote_compaction_v2): compaction_trigger answered with a compaction item', async () => {
+    const small = join(root, 'small-window-remote.json');
+    writeFileSync(small, JSON.stringify({ clients: { models: { 'switchyard-sim': { contextWindow: 8_000 } } } }));
+    const cwd = join(root, 'compact-remote');
+    mkdirSync(cwd);
+    const script = {
+      rounds: [{ tool_calls: [{ name: 'exec_command', arguments: { cmd: 'seq 100000 103000' } }] }, { text: 'Finished without compaction.' }],
+      when: [
+        // the gateway's own summarization prompt, then the conversation carrying its summary
+        { user_contains: 'Context compaction:', rounds: [{ text: 'SUMMARY: listed numbers with seq.' }] },
+        { any_contains: 'SUMMARY: listed numbers with seq.', rounds: [{ text: 'Finished after remote compaction.' }] },
+      ],
+    };
+    // Codex compacts remotely only with a provider it takes for OpenAI's: the name, as the user's own config would say
+    const codexArgs = ['-c', 'model_providers.switchyard.name="OpenAI"', '-c', 'features.remote_compaction_v2=true', 'exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', `#sim ${JSON.stringify(script)}`];
+    const run = await runSwitchyard(['codex', '--upstream', sim.url, '--data-dir', join(root, 'data'), '--config', small, '--', ...codexArgs], { cwd, env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toContain('context compacted');
+    expect(run.stdout).toContain('Finished after remote compaction.');
+    const requests = requestsWith('Finished after remote compaction.').map((r) => r.body);
+    // the summary request covered the tool output; the last request has the summary and the user's prompt, no tool output
+    expect(requests.some((b) => String(b.messages.at(-1).content).startsWith('Context compaction:') && b.messages.some((m: any) => m.role === 'tool'))).toBe(true);
+    const last = requests.at(-1)!;
+    expect(JSON.stringify(last.messages)).toContain('Summary of the earlier conversation: SUMMARY: listed numbers with seq.');
+    expect(last.messages.some((m: any) => m.role === 'tool')).toBe(false);
+  });
+
   it('works with a gateway that checks keys: --api-key reaches Codex through env_key; without it, a clear refusal', async () => {
     const withKeys = join(root, 'keys.json');
     writeFileSync(withKeys, JSON.stringify({ auth: { keys: [{ name: 'dev', key: 'sk-launcher-test-key-0001' }] } }));

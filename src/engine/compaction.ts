@@ -65,17 +65,22 @@ interface Envelope {
   keep?: number;
   /** Id of the first item kept verbatim (auto-compaction); wins over `keep`, which counts positions. */
   anchor?: string;
+  /**
+   * Every item before it is kept (Codex's remote compaction: the client itself keeps only its
+   * user messages in front of the compaction item, and they must stay).
+   */
+  keepAll?: true;
 }
 
 /** Encodes a summary as a `compaction` item's `encrypted_content` (see the module comment: not encrypted). */
-export function encodeCompaction(summary: string, keep = 0, anchor?: string): string {
-  const envelope: Envelope = { v: COMPACTION_ENVELOPE_VERSION, summary, ...(keep > 0 ? { keep } : {}), ...(anchor ? { anchor } : {}) };
+export function encodeCompaction(summary: string, keep = 0, anchor?: string, keepAll = false): string {
+  const envelope: Envelope = { v: COMPACTION_ENVELOPE_VERSION, summary, ...(keep > 0 ? { keep } : {}), ...(anchor ? { anchor } : {}), ...(keepAll ? { keepAll: true as const } : {}) };
   return Buffer.from(JSON.stringify(envelope), 'utf8').toString('base64url');
 }
 
 /** A new `compaction` item carrying `summary`. */
-export function newCompactionItem(summary: string, keep = 0, anchor?: string): CompactionItem {
-  return { type: 'compaction', id: newId(COMPACTION_ID_PREFIX), encrypted_content: encodeCompaction(summary, keep, anchor) };
+export function newCompactionItem(summary: string, keep = 0, anchor?: string, keepAll = false): CompactionItem {
+  return { type: 'compaction', id: newId(COMPACTION_ID_PREFIX), encrypted_content: encodeCompaction(summary, keep, anchor, keepAll) };
 }
 
 function decodeEnvelope(item: unknown): Envelope | undefined {
@@ -92,7 +97,7 @@ function decodeEnvelope(item: unknown): Envelope | undefined {
   const { v, summary, keep, anchor } = value as JsonObject;
   if (v !== COMPACTION_ENVELOPE_VERSION || typeof summary !== 'string') return undefined;
   if (keep !== undefined && !(typeof keep === 'number' && Number.isInteger(keep) && keep >= 0)) return undefined;
-  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}), ...(typeof anchor === 'string' && anchor ? { anchor } : {}) };
+  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}), ...(typeof anchor === 'string' && anchor ? { anchor } : {}), ...((value as { keepAll?: unknown }).keepAll === true ? { keepAll: true as const } : {}) };
 }
 
 /** The summary a `compaction` item produced by this gateway carries; undefined for any other item. */
@@ -125,7 +130,7 @@ export function applyCompactions<T extends JsonObject>(items: readonly T[]): T[]
   for (let j = items.length - 1; j >= 0; j--) {
     const envelope = decodeEnvelope(items[j]);
     if (!envelope) continue;
-    let start = Math.max(0, j - (envelope.keep ?? 0));
+    let start = envelope.keepAll ? 0 : Math.max(0, j - (envelope.keep ?? 0));
     if (envelope.anchor) {
       // the kept part starts at a named item: positions shift when earlier compactions moved items
       for (let a = j - 1; a >= 0; a--) {
@@ -227,10 +232,11 @@ async function summarize(upstream: UpstreamClient, model: string, context: reado
  */
 export async function compactConversation(
   upstream: UpstreamClient,
-  params: { model: string; items: ModelItem[]; keptItems: Item[]; signal: AbortSignal; leading?: number },
+  params: { model: string; items: ModelItem[]; keptItems: Item[]; signal: AbortSignal; leading?: number; everything?: boolean },
 ): Promise<CompactionResult> {
   const cut = lastUserIndex(params.items);
-  const end = cut === -1 ? params.items.length : cut;
+  // `everything`: the caller keeps nothing after the compaction item (Codex's remote compaction)
+  const end = cut === -1 || params.everything ? params.items.length : cut;
   const leading = Math.min(params.leading ?? 0, end);
   let summary: Summary = { text: '', usage: ZERO_USAGE };
   if (end > leading) summary = await summarize(upstream, params.model, params.items.slice(0, end), params.signal);
@@ -238,7 +244,7 @@ export async function compactConversation(
     id: newId(ID_PREFIX.response),
     object: 'response.compaction',
     created_at: Math.floor(Date.now() / 1000),
-    output: [newCompactionItem(summary.text) as Item, ...params.keptItems],
+    output: [newCompactionItem(summary.text, 0, undefined, params.everything) as Item, ...params.keptItems],
     usage: summary.usage,
   };
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidRequest } from '../errors.js';
-import { compactConversation, keptPublicItems } from '../engine/compaction.js';
+import { compactConversation, keptPublicItems, type CompactionResult } from '../engine/compaction.js';
 import { countInputTokens } from '../engine/token-count.js';
 import type { Engine } from '../engine/turn.js';
 import type { ReasoningReplay } from '../protocol/chat.js';
@@ -51,26 +51,29 @@ export function compactRoutes(deps: CompactRouteDeps): Route[] {
  */
 async function compact(deps: CompactRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = objectBody(await readJsonBody(req, deps.maxBodyBytes));
-  await withAbort(res, async (signal) => {
-    const { input, pending } = splitPendingApprovals(body.input);
-    const turn = await deps.engine.prepare(
-      { model: body.model, input, instructions: body.instructions, previous_response_id: body.previous_response_id, store: false },
-      signal,
-      { dryRun: true, tenant: tenantOf(req) },
-    );
-    const history: JsonObject[] = [];
-    if (turn.request.previousResponseId !== null) {
-      for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
-    }
-    const publicItems = [...history, ...withPending(turn.inputItems as JsonObject[], pending)];
-    const result = await compactConversation(deps.upstream, {
-      model: turn.request.model,
-      items: turn.conversation,
-      keptItems: keptPublicItems(publicItems) as Item[],
-      leading: turn.request.instructions ? 1 : 0,
-      signal,
-    });
-    sendJson(res, 200, result);
+  await withAbort(res, async (signal) => sendJson(res, 200, await compactBody(deps, body, req, signal)));
+}
+
+/** The compaction of a compact (or create) request body: `[compaction item, ...kept items]`. */
+export async function compactBody(deps: CompactRouteDeps, body: JsonObject, req: IncomingMessage, signal: AbortSignal, options: { keepNothing?: boolean } = {}): Promise<CompactionResult> {
+  const { input, pending } = splitPendingApprovals(body.input);
+  const turn = await deps.engine.prepare(
+    { model: body.model, input, instructions: body.instructions, previous_response_id: body.previous_response_id, store: false },
+    signal,
+    { dryRun: true, tenant: tenantOf(req) },
+  );
+  const history: JsonObject[] = [];
+  if (turn.request.previousResponseId !== null) {
+    for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+  }
+  const publicItems = [...history, ...withPending(turn.inputItems as JsonObject[], pending)];
+  return compactConversation(deps.upstream, {
+    model: turn.request.model,
+    items: turn.conversation,
+    keptItems: options.keepNothing ? [] : (keptPublicItems(publicItems) as Item[]),
+    leading: turn.request.instructions ? 1 : 0,
+    signal,
+    everything: options.keepNothing,
   });
 }
 
@@ -102,7 +105,7 @@ function objectBody(body: unknown): JsonObject {
 }
 
 /** Runs `fn` with a signal that aborts when the client goes away before the answer is sent. */
-async function withAbort(res: ServerResponse, fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
+export async function withAbort(res: ServerResponse, fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
   const { controller, release } = abortWhenClientLeaves(res);
   try {
     await fn(controller.signal);

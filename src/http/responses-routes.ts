@@ -19,11 +19,17 @@ export interface ResponsesRouteDeps {
   maxBodyBytes: number;
   /** Foreground turns, for a graceful shutdown. */
   inflight?: InflightTurns;
+  /** A create request whose input ends in `compaction_trigger` (Codex's remote compaction v2). */
+  compactOnTrigger?: (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 /** `POST /v1/responses`: validation errors are HTTP errors; once streaming, errors are events. */
 export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readJsonBody(req, deps.maxBodyBytes);
+  const input = (body as { input?: unknown } | null)?.input;
+  if (deps.compactOnTrigger && Array.isArray(input) && (input.at(-1) as { type?: unknown } | null)?.type === 'compaction_trigger') {
+    return deps.compactOnTrigger(body as Record<string, unknown>, req, res);
+  }
   if ((body as { stream?: unknown } | null)?.stream === true) admitStream(res);
   const { controller, release } = abortWhenClientLeaves(res);
   deps.inflight?.add(controller);

@@ -268,7 +268,9 @@ export function planRound(req: SimRequest, opts: PlanOptions = {}): RoundPlan {
     } else {
       // the script's own line is not what the user said (it names the strings it looks for)
       const lastUser = stripScriptLines([...req.messages].reverse().find((m) => m.role === 'user')?.text ?? '');
-      const rounds = script.when?.find((alternative) => lastUser.includes(alternative.user_contains))?.rounds ?? script.rounds;
+      const matches = (alternative: NonNullable<typeof script.when>[number]) =>
+        alternative.user_contains !== undefined ? lastUser.includes(alternative.user_contains) : req.messages.some((m) => stripScriptLines(m.text).includes(alternative.any_contains!));
+      const rounds = script.when?.find(matches)?.rounds ?? script.rounds;
       if (roundIndex < rounds.length) step = rounds[roundIndex]!;
       else if (script.repeat_last && rounds.length > 0) step = rounds[rounds.length - 1]!;
     }

@@ -44,8 +44,9 @@ export interface Script {
    * Other rounds for conversations whose last user message contains `user_contains` (the first
    * match wins): a client that adds its own user message mid-session — Codex's compaction prompt,
    * its summary hand-off — gets answers of its own instead of the script's round 0 again.
+   * `any_contains` matches any message instead (a summary the client put in a developer message).
    */
-  when?: Array<{ user_contains: string; rounds: ScriptStep[] }>;
+  when?: Array<{ user_contains?: string; any_contains?: string; rounds: ScriptStep[] }>;
 }
 
 /** A conversation message reduced to what the simulator needs. */

@@ -89,14 +89,15 @@ export function parseScript(source: string): Script | string {
   if (raw.when !== undefined) {
     if (!Array.isArray(raw.when)) return 'invalid #sim script: when must be an array';
     for (const [i, alternative] of raw.when.entries()) {
-      if (!isObj(alternative) || typeof alternative.user_contains !== 'string' || !Array.isArray(alternative.rounds)) {
-        return `invalid #sim script: when[${i}] must be {"user_contains": string, "rounds": [...]}`;
+      const contains = isObj(alternative) ? [alternative.user_contains, alternative.any_contains].filter((c) => c !== undefined) : [];
+      if (!isObj(alternative) || contains.length !== 1 || typeof contains[0] !== 'string' || !Array.isArray(alternative.rounds)) {
+        return `invalid #sim script: when[${i}] must be {"user_contains" or "any_contains": string, "rounds": [...]}`;
       }
       for (const [j, step] of alternative.rounds.entries()) {
         const problem = checkStep(step, j);
         if (problem) return `invalid #sim script: when[${i}].${problem}`;
       }
-      when.push({ user_contains: alternative.user_contains, rounds: alternative.rounds as ScriptStep[] });
+      when.push({ user_contains: alternative.user_contains as string | undefined, any_contains: alternative.any_contains as string | undefined, rounds: alternative.rounds as ScriptStep[] });
     }
   }
   return { rounds: raw.rounds as ScriptStep[], repeat_last: raw.repeat_last === true, when };
