@@ -254,10 +254,11 @@ describe('htmlToText', () => {
 
   it('runs in linear time on large and hostile inputs', () => {
     // A ratio, not a wall-clock limit (a loaded machine slows both sizes alike): 8× the input must
-    // cost about 8× the time — a quadratic pass would cost 64×. Fastest of three runs each.
+    // cost about 8× the time — a quadratic pass would cost 64×. Fastest of five runs each, and the
+    // small input large enough (250 kB) that timer and GC noise do not dominate its few milliseconds.
     const MB = 1_000_000;
     const repeatTo = (unit: string, size: number) => unit.repeat(Math.ceil(size / unit.length));
-    const fastest = (input: string) => Math.min(...[0, 1, 2].map(() => {
+    const fastest = (input: string) => Math.min(...[0, 1, 2, 3, 4].map(() => {
       const started = performance.now();
       htmlToText(input);
       return performance.now() - started;
@@ -277,9 +278,9 @@ describe('htmlToText', () => {
     ];
     const inputs = units.map((unit) => repeatTo(unit, MB));
     for (const unit of units) {
-      const small = fastest(repeatTo(unit, MB / 8));
-      const large = fastest(repeatTo(unit, MB));
-      expect(large / Math.max(small, 1), `'${unit}': ${small.toFixed(1)} ms for 125 kB, ${large.toFixed(1)} ms for 1 MB`).toBeLessThan(24);
+      const small = fastest(repeatTo(unit, MB / 4));
+      const large = fastest(repeatTo(unit, 2 * MB));
+      expect(large / Math.max(small, 1), `'${unit}': ${small.toFixed(1)} ms for 250 kB, ${large.toFixed(1)} ms for 2 MB`).toBeLessThan(24);
     }
     expect(htmlToText(inputs[0]!).text.startsWith('word & bold link word & bold link')).toBe(true);
   });
