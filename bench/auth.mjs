@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { measure } from './lib/load.mjs';
-import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
-import { median, round } from './lib/stats.mjs';
+import { assertMetricsCounted, compareOnOff } from './lib/on-off.mjs';
+import { freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
+import { round } from './lib/stats.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
@@ -76,31 +76,8 @@ async function main() {
     const refused = await fetch(`${on.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(BODY) });
     if (refused.status !== 401) throw new Error(`expected 401 without a key, got ${refused.status}`);
     await refused.arrayBuffer();
-    const runs = { off: [], on: [] };
-    const cpu = { off: [], on: [] };
-    for (let pair = 0; pair < PAIRS; pair++) {
-      // alternate which goes first, so a drift of the machine does not favour one side
-      const order = pair % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
-      for (const side of order) {
-        const gw = side === 'off' ? off : on;
-        const hook = () => cpuMicros(gw.pid);
-        const headers = side === 'on' ? { authorization: `Bearer ${KEY}` } : {};
-        const r = await measure({ url: `${gw.url}/v1/responses`, body: BODY, headers, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP, before: hook, after: hook });
-        // gateway CPU per request: far less sensitive than req/s to other load on the machine
-        const cpuPerRequest = (r.after - r.before) / r.requests;
-        cpu[side].push(cpuPerRequest);
-        if (r.non2xx > 0 || r.errors > 0) throw new Error(`${side}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-        runs[side].push(r.rps);
-        console.log(`pair ${pair + 1} ${side.padEnd(3)} ${round(r.rps, 0)} req/s  p50 ${round(r.latencyMs.p50, 2)} ms  gateway CPU ${round(cpuPerRequest, 1)} µs/request`);
-      }
-    }
-    const text = process.env.BENCH_ON_METRICS === 'false' ? 'switchyard_http_requests_total{route="/v1/responses",method="POST",status="200"} 1' : await (await fetch(`${on.url}/metrics`)).text();
-    if (!/switchyard_http_requests_total\{route="\/v1\/responses",method="POST",status="200"\} [1-9]/.test(text)) throw new Error('metrics did not count the load');
-    const offRps = median(runs.off);
-    const onRps = median(runs.on);
-    const ratio = onRps / offRps;
-    // throughput a CPU-bound gateway loses = 1 − off CPU / on CPU per request
-    const cpuRatio = median(cpu.off) / median(cpu.on);
+    const c = await compareOnOff({ off, on, onHeaders: { authorization: `Bearer ${KEY}` }, body: BODY, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP, pairs: PAIRS });
+    if (process.env.BENCH_ON_METRICS !== 'false') await assertMetricsCounted(on.url);
     const result = {
       date: new Date().toISOString(),
       workload: 'POST /v1/responses stream:true store:false',
@@ -108,19 +85,19 @@ async function main() {
       connections: CONNECTIONS,
       seconds: SECONDS,
       pairs: PAIRS,
-      rps: runs,
-      cpuMicrosPerRequest: cpu,
-      medianRps: { off: round(offRps, 0), on: round(onRps, 0) },
-      throughputRatio: round(ratio, 3),
-      cpuBoundThroughputRatio: round(cpuRatio, 3),
+      rps: c.rps,
+      cpuMicrosPerRequest: c.cpuMicrosPerRequest,
+      medianRps: c.medianRps,
+      throughputRatio: round(c.throughputRatio, 3),
+      cpuBoundThroughputRatio: round(c.cpuBoundThroughputRatio, 3),
       admissionMicrosPerRequest: round(admission, 2),
-      admissionShareOfGatewayCpu: round(admission / median(cpu.off), 4),
+      admissionShareOfGatewayCpu: round(admission / c.medianCpuOff, 4),
       target: 'cpuBoundThroughputRatio ≥ 0.95',
-      pass: cpuRatio >= 0.95,
+      pass: c.cpuBoundThroughputRatio >= 0.95,
     };
     writeFileSync(RESULTS_FILE, JSON.stringify(result, null, 2) + '\n');
-    console.log(`admission hot path: ${round(admission, 2)} µs = ${round((admission / median(cpu.off)) * 100, 2)} % of the gateway's CPU per request (off)`);
-    console.log(`auth+limits+metrics on / off: measured req/s ratio ${round(ratio, 3)}; CPU-bound throughput ratio (off CPU / on CPU per request) ${round(cpuRatio, 3)} (${result.pass ? 'PASS' : 'MISS'} target ≥ 0.95)`);
+    console.log(`admission hot path: ${round(admission, 2)} µs = ${round((admission / c.medianCpuOff) * 100, 2)} % of the gateway's CPU per request (off)`);
+    console.log(`auth+limits+metrics on / off: measured req/s ratio ${result.throughputRatio}; CPU-bound throughput ratio (off CPU / on CPU per request) ${result.cpuBoundThroughputRatio} (${result.pass ? 'PASS' : 'MISS'} target ≥ 0.95)`);
   } finally {
     await stopAll();
   }

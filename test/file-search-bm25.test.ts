@@ -2,22 +2,17 @@
 // ranks like SQLite FTS5's bm25() on the same corpus — same order, scores within a few percent —
 // and weighs rare terms over frequent ones (which ts_rank, used before, does not).
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresFileSearchStore } from '../src/files/postgres-store.js';
 import { SqliteFileSearchStore } from '../src/files/sqlite-store.js';
 import { DEFAULT_OWNER, type FileSearchStore } from '../src/files/store.js';
 import { queryTerms } from '../src/retrieval/query-terms.js';
-import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
+import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const schemas: string[] = [];
 afterAll(async () => {
-  if (schemas.length === 0 || pgUnavailable) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  if (!pgUnavailable) await dropSchemas(schemas);
 });
 
 const owner = DEFAULT_OWNER;

@@ -5,7 +5,6 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import pg from 'pg';
 import pino from 'pino';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BlobStore } from '../src/files/blobs.js';
@@ -13,18 +12,14 @@ import { PostgresFileSearchStore } from '../src/files/postgres-store.js';
 import { SqliteFileSearchStore } from '../src/files/sqlite-store.js';
 import { DEFAULT_OWNER, type FileSearchStore } from '../src/files/store.js';
 import { ExpirySweeper } from '../src/retrieval/expiry-sweeper.js';
-import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
+import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const schemas: string[] = [];
 const dirs: string[] = [];
 afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  if (schemas.length === 0 || pgUnavailable) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  if (!pgUnavailable) await dropSchemas(schemas);
 });
 
 const owner = DEFAULT_OWNER;

@@ -6,24 +6,19 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresFileSearchStore } from '../src/files/postgres-store.js';
 import { SqliteFileSearchStore } from '../src/files/sqlite-store.js';
 import { DEFAULT_OWNER, type ChunkingStrategy, type FileSearchStore } from '../src/files/store.js';
 import { normalize } from '../src/retrieval/embedder.js';
-import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
+import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const schemas: string[] = [];
 const dirs: string[] = [];
 afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  if (schemas.length === 0 || pgUnavailable) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  if (!pgUnavailable) await dropSchemas(schemas);
 });
 
 const CHUNKING: ChunkingStrategy = { type: 'static', maxChunkSizeTokens: 800, chunkOverlapTokens: 400 };

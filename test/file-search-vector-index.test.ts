@@ -15,18 +15,14 @@ import { SqliteFileSearchStore } from '../src/files/sqlite-store.js';
 import { DEFAULT_OWNER, type ChunkingStrategy, type FileSearchStore } from '../src/files/store.js';
 import { normalize } from '../src/retrieval/embedder.js';
 import { nearest, Retriever } from '../src/retrieval/search.js';
-import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
+import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const dirs: string[] = [];
 const schemas: string[] = [];
 afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  if (schemas.length === 0 || pgUnavailable) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  if (!pgUnavailable) await dropSchemas(schemas);
 });
 
 const owner = DEFAULT_OWNER;

@@ -6,11 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import OpenAI, { toFile } from 'openai';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../src/simulate/server.js';
 import { readSse, scripted, startTestGateway, type TestGateway } from './helpers/gateway.js';
-import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
+import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
 import { checkStreamInvariants } from './helpers/spec.js';
 
 const FIXTURES = new URL('./fixtures/files/', import.meta.url);
@@ -20,11 +19,7 @@ if (pgUnavailable) console.warn(`file-search: ${pgUnavailable}; the PostgreSQL b
 
 const schemas: string[] = [];
 afterAll(async () => {
-  if (schemas.length === 0 || pgUnavailable) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  if (!pgUnavailable) await dropSchemas(schemas);
 });
 
 type Backend = 'sqlite' | 'postgres';

@@ -26,3 +26,15 @@ export async function probePostgres(url: string): Promise<string | undefined> {
   }
 }
 
+
+/** Drops the test schemas a file created (nothing to do when PostgreSQL was not used). */
+export async function dropSchemas(schemas: readonly string[]): Promise<void> {
+  if (schemas.length === 0) return;
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
