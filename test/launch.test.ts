@@ -151,6 +151,13 @@ ${body}
     expect(run.stderr).toContain("'codex' was not found on PATH");
     expect(run.stderr).toContain('npm install -g @openai/codex');
   });
+
+  it('an override that points nowhere is named, not PATH', async () => {
+    const missing = join(root, 'no-such-codex');
+    const run = await runSwitchyard(['codex', '--', 'exec'], { cwd: root, env: { PATH: join(root, 'empty-path'), HOME: join(root, 'home'), SWITCHYARD_CODEX_BIN: missing } });
+    expect(run.status).toBe(127);
+    expect(run.stderr).toContain(`SWITCHYARD_CODEX_BIN=${missing} is not an executable file`);
+  });
 });
 
 describe('GET /v1/models?client=codex', () => {

@@ -44,7 +44,13 @@ export async function runLauncher(agent: Agent, argv: string[], startGateway: St
   const spec = AGENTS[agent];
   const executable = findExecutable(spec.binary, env, env[spec.override] || undefined);
   if (!executable) {
-    console.error(`switchyard: '${spec.binary}' was not found on PATH. Install it (${spec.install}), or set ${spec.override} to its path.`);
+    const override = env[spec.override];
+    // a set override that points nowhere is the thing to fix, not PATH
+    console.error(
+      override
+        ? `switchyard: ${spec.override}=${override} is not an executable file. Point it at the '${spec.binary}' binary, or unset it to use PATH.`
+        : `switchyard: '${spec.binary}' was not found on PATH. Install it (${spec.install}), or set ${spec.override} to its path.`,
+    );
     return 127;
   }
   const folder = mkdtempSync(join(tmpdir(), `switchyard-${agent}-`));
