@@ -30,6 +30,7 @@ import { startSimulator } from '../dist/simulate/server.js';
 import { measure } from './lib/load.mjs';
 import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { median, round } from './lib/stats.mjs';
+import { webSearchExecution } from './lib/fake-web-search.mjs';
 
 const SECONDS = Number(process.env.BENCH_HOTPATH_SECONDS ?? 4);
 const WARMUP = Number(process.env.BENCH_HOTPATH_WARMUP ?? 1);
@@ -138,27 +139,6 @@ async function childSections(tmpRoot, results) {
 }
 
 // ---------- 3 + 4: in process ----------
-
-/** A minimal web_search execution (as in bench/tools.mjs): opens and closes a web_search_call item; no real work. */
-function webSearchExecution() {
-  return {
-    parallelSafe: true,
-    timeoutMs: 5000,
-    begin(inv, emit) {
-      const item = { type: 'web_search_call', id: emit.newId('ws'), status: 'in_progress', action: { type: 'search', query: String(inv.args.query ?? '') } };
-      const index = emit.add(item);
-      emit.event('response.web_search_call.in_progress', index);
-      return { index, item };
-    },
-    async run() {
-      return { output: 'ok', isError: false };
-    },
-    end(_inv, outcome, emit, state) {
-      emit.event('response.web_search_call.completed', state.index);
-      emit.done(state.index, { ...state.item, status: outcome.isError ? 'failed' : 'completed' });
-    },
-  };
-}
 
 const script = (text, rounds) => `${text}\n#sim ${JSON.stringify({ rounds })}`;
 

@@ -22,6 +22,7 @@ import { loadConfig } from '../dist/config/config.js';
 import { startSimulator } from '../dist/simulate/server.js';
 import { parseTools, registerTools } from '../dist/tools/registry.js';
 import { median, percentile, round, sorted } from './lib/stats.mjs';
+import { webSearchExecution } from './lib/fake-web-search.mjs';
 
 const RUNS = Number(process.env.BENCH_TOOLS_RUNS ?? 50);
 const ROUND_N = Number(process.env.BENCH_ROUND_N ?? 300);
@@ -104,27 +105,6 @@ function benchDeclare() {
 }
 
 // ---------- 2. gateway overhead per tool round ----------
-
-/** A minimal web_search execution: opens and closes a web_search_call item; no real work. */
-function webSearchExecution() {
-  return {
-    parallelSafe: true,
-    timeoutMs: 5000,
-    begin(inv, emit) {
-      const item = { type: 'web_search_call', id: emit.newId('ws'), status: 'in_progress', action: { type: 'search', query: String(inv.args.query ?? '') } };
-      const index = emit.add(item);
-      emit.event('response.web_search_call.in_progress', index);
-      return { index, item };
-    },
-    async run() {
-      return { output: 'ok', isError: false };
-    },
-    end(_inv, outcome, emit, state) {
-      emit.event('response.web_search_call.completed', state.index);
-      emit.done(state.index, { ...state.item, status: outcome.isError ? 'failed' : 'completed' });
-    },
-  };
-}
 
 const script = (rounds) => `search please\n#sim ${JSON.stringify({ rounds })}`;
 const WITH_TOOL = script([{ tool_calls: [{ name: 'web_search', arguments: { query: 'switchyard' } }] }, { text: 'Found it.' }]);

@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Item, ResponseObject } from '../src/protocol/responses.js';
 import type { ConversationStore } from '../src/store/conversations.js';
@@ -17,7 +16,7 @@ import { PostgresResponseStore } from '../src/store/postgres.js';
 import { SqliteConversationStore } from '../src/store/sqlite-conversations.js';
 import { SqliteResponseStore } from '../src/store/sqlite.js';
 import type { ResponseStore } from '../src/store/store.js';
-import { PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
+import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from './helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 if (pgUnavailable) console.warn(`store-conformance: ${pgUnavailable}; the PostgreSQL blocks are skipped`);
@@ -33,14 +32,7 @@ function freshSchema(): string {
 
 afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  if (schemas.length === 0 || pgUnavailable) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
+  if (!pgUnavailable) await dropSchemas(schemas);
 });
 
 /** Skips (or, when PostgreSQL is required, fails) a block whose backend is unavailable. */
