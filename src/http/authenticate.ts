@@ -20,7 +20,6 @@ export function presentedKey(req: IncomingMessage): string | undefined {
   return typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : undefined;
 }
 
-/** The request's key; a missing or unknown one is a 401 in the OpenAI shape. */
 /** A 401 `invalid_api_key` when the key is missing or not accepted. */
 export function authenticate(ring: KeyRing, req: IncomingMessage): ApiKey {
   const presented = presentedKey(req);
