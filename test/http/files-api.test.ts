@@ -1,6 +1,7 @@
 // The Files API's edges (upload cap, purposes, malformed uploads, 404s) and keyword-only
 // file_search when the upstream has no embeddings: ingestion still completes, the store says so
-// in its metadata, and search still answers.
+// in its metadata, and search still answers. In process (test/helpers/in-process.ts): no socket
+// between the client and the gateway.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
@@ -8,13 +9,14 @@ import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 
 describe('Files API edges', () => {
   let tg: TestGateway;
   let client: OpenAI;
   beforeAll(async () => {
     tg = await startTestGateway({ config: { files: { maxUploadBytes: 8_192 } } as any });
-    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0, fetch: inProcessFetch(tg.gateway) });
   });
   afterAll(async () => tg?.close());
 
@@ -32,10 +34,10 @@ describe('Files API edges', () => {
     await expect(client.files.create({ file: await toFile(Buffer.from('x'), 'a.txt'), purpose: 'wallpaper' as any })).rejects.toMatchObject({ status: 400, param: 'purpose' });
     const noFile = new FormData();
     noFile.append('purpose', 'assistants');
-    const res = await fetch(`${tg.baseURL}/files`, { method: 'POST', body: noFile });
+    const res = await inProcessFetch(tg.gateway)(`${tg.baseURL}/files`, { method: 'POST', body: noFile });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.param).toBe('file');
-    const json = await fetch(`${tg.baseURL}/files`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const json = await inProcessFetch(tg.gateway)(`${tg.baseURL}/files`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(json.status).toBe(400);
     await expect(client.files.retrieve('file-nope')).rejects.toMatchObject({ status: 404 });
     await expect(client.vectorStores.create({ file_ids: ['file-nope'] })).rejects.toMatchObject({ status: 404, param: 'file_ids[0]' });
@@ -67,7 +69,7 @@ describe('file_search with an upstream that has no embeddings', () => {
     await new Promise<void>((resolve) => noEmbeddings.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(noEmbeddings.address() as AddressInfo).port}/v1`;
     tg = await startTestGateway({ config: { fileSearch: { embeddingsUrl: url, pollAfterMs: 50 } } as any });
-    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0, fetch: inProcessFetch(tg.gateway) });
   });
   afterAll(async () => {
     await tg?.close();
