@@ -1,19 +1,20 @@
-// The Conversations API: the SQLite store on its own, then the routes through a real HTTP server,
-// raw and through the official `openai` SDK (whose types and pagination must accept the shapes).
+// The Conversations API: the SQLite store on its own, then the routes in process (no socket:
+// test/helpers/in-process.ts), raw and through the official `openai` SDK (whose types and
+// pagination must accept the shapes).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { BadRequestError, NotFoundError } from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { conversationRoutes } from '../../src/http/conversations-routes.js';
+import type { Dispatch } from '../../src/http/dispatch.js';
 import { sendError } from '../../src/http/json.js';
 import { matchRoute } from '../../src/http/router.js';
 import type { Item } from '../../src/protocol/responses.js';
 import { SqliteConversationStore } from '../../src/store/sqlite-conversations.js';
 import { SqliteResponseStore } from '../../src/store/sqlite.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -184,14 +185,13 @@ describe('SqliteConversationStore persistence', () => {
 
 // ---------- the routes ----------
 
-let server: Server;
-let baseUrl: string;
+let inProcess: typeof fetch;
 let routeStore: SqliteConversationStore;
 
 beforeAll(async () => {
   routeStore = new SqliteConversationStore(tempDir());
   const routes = conversationRoutes(routeStore, 64 * 1024);
-  server = createServer((req, res) => {
+  const dispatch: Dispatch = (req, res) => {
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
@@ -208,18 +208,16 @@ beforeAll(async () => {
         res.end(JSON.stringify({ error: { message: String(err), type: 'server_error', param: null, code: null } }));
       }
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  inProcess = inProcessFetch(dispatch);
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
   await routeStore.close();
 });
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(baseUrl + path, {
+  const res = await inProcess(path, {
     method,
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
   });
@@ -351,7 +349,7 @@ describe('conversation routes over HTTP', () => {
 describe('conversation routes through the openai SDK', () => {
   let client: OpenAI;
   beforeAll(() => {
-    client = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'test', maxRetries: 0 });
+    client = new OpenAI({ baseURL: 'http://in-process/v1', apiKey: 'test', maxRetries: 0, fetch: inProcess });
   });
 
   it('parses every conversation shape', async () => {
