@@ -1,14 +1,20 @@
 // Bad input and failures through raw HTTP: each refused request gets the OpenAI error shape with
-// the exact `param`, nothing reaches the model, and the gateway keeps serving afterwards.
+// the exact `param`, nothing reaches the model, and the gateway keeps serving afterwards. The
+// validation 400s and 404s are answered in process (test/helpers/in-process.ts); the size limit,
+// upstream failures and disconnects go over a socket.
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse, scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 import { checkStreamInvariants } from '../helpers/spec.js';
 
 let tg: TestGateway;
+/** fetch without a socket, into tg's dispatch. */
+let inProcess: typeof fetch;
 
 beforeAll(async () => {
   tg = await startTestGateway();
+  inProcess = inProcessFetch(tg.gateway);
 });
 
 afterAll(async () => {
@@ -17,8 +23,8 @@ afterAll(async () => {
 
 type Json = Record<string, any>;
 
-function post(base: string, body: unknown, init: RequestInit = {}): Promise<Response> {
-  return fetch(`${base}/responses`, {
+function post(base: string, body: unknown, init: RequestInit = {}, send: typeof fetch = fetch): Promise<Response> {
+  return send(`${base}/responses`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -93,7 +99,7 @@ describe('400 invalid_request_error with the exact param', () => {
 
   it.each(cases)('$name', async ({ body, param, code, message }) => {
     const upstreamBefore = tg.simulator.requests.length;
-    const res = await post(tg.baseURL, body);
+    const res = await post(tg.baseURL, body, {}, inProcess);
     expect(res.status).toBe(400);
     expect(res.headers.get('x-should-retry')).toBeNull();
     const error = await errorOf(res);
@@ -106,13 +112,13 @@ describe('400 invalid_request_error with the exact param', () => {
   });
 
   it('the same validation applies to streaming requests (an HTTP error, no SSE)', async () => {
-    const res = await post(tg.baseURL, { model: 'm', input: 5, stream: true });
+    const res = await post(tg.baseURL, { model: 'm', input: 5, stream: true }, {}, inProcess);
     expect(res.status).toBe(400);
     expect((await errorOf(res)).param).toBe('input');
   });
 
   it('duplicate function names: code duplicate_tool_name, the message names both', async () => {
-    const res = await post(tg.baseURL, { model: 'm', input: 'hi', tools: [TOOL, { ...TOOL, description: 'again' }] });
+    const res = await post(tg.baseURL, { model: 'm', input: 'hi', tools: [TOOL, { ...TOOL, description: 'again' }] }, {}, inProcess);
     expect(res.status).toBe(400);
     const error = await errorOf(res);
     expect(error.type).toBe('invalid_request_error');
@@ -164,7 +170,7 @@ describe('size limit and unknown things', () => {
       ['DELETE', '/responses/resp_unknown'],
       ['GET', '/responses/resp_unknown/input_items'],
     ]) {
-      const res = await fetch(`${tg.baseURL}${path}`, { method });
+      const res = await inProcess(`${tg.baseURL}${path}`, { method });
       expect(res.status, `${method} ${path}`).toBe(404);
       const error = await errorOf(res);
       expect(error.type).toBe('invalid_request_error');
@@ -173,7 +179,7 @@ describe('size limit and unknown things', () => {
   });
 
   it('404 for an unknown route', async () => {
-    const res = await fetch(`${tg.baseURL}/nothing/here`);
+    const res = await inProcess(`${tg.baseURL}/nothing/here`);
     expect(res.status).toBe(404);
     const error = await errorOf(res);
     expect(error.type).toBe('invalid_request_error');
