@@ -3,12 +3,15 @@
 // direct search with filters and a threshold, and `responses.create` with the file_search tool
 // (blocking and streamed) whose answer carries `file_citation` annotations. Every block runs
 // against SQLite and against PostgreSQL (skipped, saying why, when the server is unreachable).
+// The Files / vector store routes and blocking turns are answered in process
+// (test/helpers/in-process.ts); the streamed turn and the restart go over a socket.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../src/simulate/server.js';
 import { readSse, scripted, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { inProcessFetch } from '../../helpers/in-process.js';
 import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from '../../helpers/postgres.js';
 import { checkStreamInvariants } from '../../helpers/spec.js';
 
@@ -40,13 +43,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     }
 
     let tg: TestGateway;
+    /** In process: no socket between the SDK and the gateway. */
     let client: OpenAI;
+    /** Over a socket, for the streamed turn. */
+    let socketClient: OpenAI;
     let storeId: string;
     const ids: Record<'pdf' | 'docx' | 'md', string> = { pdf: '', docx: '', md: '' };
 
     beforeAll(async () => {
       tg = await startTestGateway({ config: { ...storeConfig(backend), fileSearch: { pollAfterMs: 50 } } as any });
-      client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+      client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0, fetch: inProcessFetch(tg.gateway) });
+      socketClient = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
       const store = await client.vectorStores.create({ name: 'handbook', metadata: { team: 'docs' } });
       storeId = store.id;
       expect(store).toMatchObject({ object: 'vector_store', name: 'handbook', status: 'completed', file_counts: { total: 0 }, metadata: { team: 'docs' } });
@@ -140,7 +147,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('answers bad search input with OpenAI-shaped 400s', async () => {
       const bad = async (body: Record<string, unknown>, param: string) => {
-        const res = await fetch(`${tg.baseURL}/vector_stores/${storeId}/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await inProcessFetch(tg.gateway)(`${tg.baseURL}/vector_stores/${storeId}/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
         expect(res.status).toBe(400);
         expect(((await res.json()) as any).error.param).toBe(param);
       };
@@ -148,7 +155,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await bad({ query: 'x', ranking_options: { score_threshold: 2 } }, 'ranking_options.score_threshold');
       await bad({ query: 'x', filters: { type: 'or', filters: [{ type: 'like', key: 'a', value: 1 }] } }, 'filters.filters[0].type');
       await bad({}, 'query');
-      const missing = await fetch(`${tg.baseURL}/vector_stores/vs_missing/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'x' }) });
+      const missing = await inProcessFetch(tg.gateway)(`${tg.baseURL}/vector_stores/vs_missing/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'x' }) });
       expect(missing.status).toBe(404);
     });
 
@@ -202,7 +209,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(checkStreamInvariants(events)).toEqual([]);
 
       // the same through the SDK's streaming helper
-      const stream = client.responses.stream({ model: 'sim', input: scripted(script), tools: [{ type: 'file_search', vector_store_ids: [storeId] }], include: ['file_search_call.results'] });
+      const stream = socketClient.responses.stream({ model: 'sim', input: scripted(script), tools: [{ type: 'file_search', vector_store_ids: [storeId] }], include: ['file_search_call.results'] });
       const seen: string[] = [];
       stream.on('event', (e) => seen.push(e.type));
       const final = await stream.finalResponse();
