@@ -1,10 +1,13 @@
 // code_interpreter end to end: the official `openai` SDK → the gateway → the simulator (scripted
 // to call `python`) → a real bubblewrap sandbox with the system Python. Also the Containers API.
+// The Containers API and blocking turns are answered in process (test/helpers/in-process.ts);
+// the streamed turn and the disconnect go over a socket.
 import OpenAI, { BadRequestError, NotFoundError, toFile } from 'openai';
 import type { ResponseCodeInterpreterToolCall, ResponseOutputMessage, ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CODE_INTERPRETER_CONFIG, type CodeInterpreterConfig } from '../../../src/containers/config.js';
 import { scripted, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { inProcessFetch } from '../../helpers/in-process.js';
 import { sandboxDir, sandboxSkipReason, SANDBOX_PYTHON } from '../../helpers/sandbox.js';
 import { checkStreamInvariants } from '../../helpers/spec.js';
 
@@ -18,13 +21,17 @@ const python = (code: string) => ({ tool_calls: [{ name: 'python', arguments: { 
 
 describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the gateway${sandboxSkipReason ? ` (${sandboxSkipReason})` : ''}`, () => {
   let gw: TestGateway;
+  /** Over a socket: streamed turns and disconnects. */
   let client: OpenAI;
+  /** In process: the Containers and Files routes, blocking turns. */
+  let inProcess: OpenAI;
   let folder: ReturnType<typeof sandboxDir>;
 
   beforeAll(async () => {
     folder = sandboxDir();
     gw = await startTestGateway({ config: { codeInterpreter: codeConfig(folder.dir) } });
     client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'test', maxRetries: 0, timeout: 120_000 });
+    inProcess = new OpenAI({ baseURL: gw.baseURL, apiKey: 'test', maxRetries: 0, timeout: 120_000, fetch: inProcessFetch(gw.gateway) });
   });
   afterAll(async () => {
     await gw?.close();
@@ -116,11 +123,11 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
   }, 120_000);
 
   it('runs in a container made through the Containers API, with a file uploaded by the SDK', async () => {
-    const container = await client.containers.create({ name: 'uploads', memory_limit: '1g' });
+    const container = await inProcess.containers.create({ name: 'uploads', memory_limit: '1g' });
     expect(container).toMatchObject({ object: 'container', name: 'uploads', memory_limit: '1g', expires_after: { anchor: 'last_active_at', minutes: 20 } });
-    const uploaded = await client.containers.files.create(container.id, { file: await toFile(Buffer.from('x,y\n1,2\n3,4\n'), 'points.csv') });
+    const uploaded = await inProcess.containers.files.create(container.id, { file: await toFile(Buffer.from('x,y\n1,2\n3,4\n'), 'points.csv') });
     expect(uploaded).toMatchObject({ object: 'container.file', path: '/mnt/data/points.csv', bytes: 12, source: 'user', container_id: container.id });
-    const response = await client.responses.create({
+    const response = await inProcess.responses.create({
       model: 'sim',
       input: scripted({ rounds: [python('import pandas as pd\nprint(pd.read_csv("/mnt/data/points.csv")["y"].sum())'), { text: 'ok' }] }),
       tools: [{ type: 'code_interpreter', container: container.id }],
@@ -130,18 +137,18 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
     expect(call.container_id).toBe(container.id);
     expect(call.outputs).toEqual([{ type: 'logs', logs: '6\n' }]);
 
-    expect((await client.containers.retrieve(container.id)).id).toBe(container.id);
+    expect((await inProcess.containers.retrieve(container.id)).id).toBe(container.id);
     const ids = [];
-    for await (const c of client.containers.list({ limit: 100 })) ids.push(c.id);
+    for await (const c of inProcess.containers.list({ limit: 100 })) ids.push(c.id);
     expect(ids).toContain(container.id);
-    expect((await client.containers.files.retrieve(uploaded.id, { container_id: container.id })).path).toBe('/mnt/data/points.csv');
-    await client.containers.files.delete(uploaded.id, { container_id: container.id });
-    await expect(client.containers.files.retrieve(uploaded.id, { container_id: container.id })).rejects.toBeInstanceOf(NotFoundError);
-    await client.containers.delete(container.id);
-    await expect(client.containers.retrieve(container.id)).rejects.toBeInstanceOf(NotFoundError);
+    expect((await inProcess.containers.files.retrieve(uploaded.id, { container_id: container.id })).path).toBe('/mnt/data/points.csv');
+    await inProcess.containers.files.delete(uploaded.id, { container_id: container.id });
+    await expect(inProcess.containers.files.retrieve(uploaded.id, { container_id: container.id })).rejects.toBeInstanceOf(NotFoundError);
+    await inProcess.containers.delete(container.id);
+    await expect(inProcess.containers.retrieve(container.id)).rejects.toBeInstanceOf(NotFoundError);
 
     // a deleted container: the call fails (an error result for the model), the response completes
-    const gone = await client.responses.create({ model: 'sim', input: scripted({ rounds: [python('1'), { text: 'x' }] }), tools: [{ type: 'code_interpreter', container: container.id }] });
+    const gone = await inProcess.responses.create({ model: 'sim', input: scripted({ rounds: [python('1'), { text: 'x' }] }), tools: [{ type: 'code_interpreter', container: container.id }] });
     expect(gone.status).toBe('completed');
     expect(gone.output.find((i) => i.type === 'code_interpreter_call')).toMatchObject({ status: 'failed' });
   }, 120_000);
@@ -184,13 +191,13 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
   }, 120_000);
 
   it('copies input file_ids from the Files API into the container (containers.create and auto)', async () => {
-    const file = await client.files.create({ file: await toFile(Buffer.from('a,b\n5,6\n7,8\n'), 'table.csv'), purpose: 'user_data' });
-    const container = await client.containers.create({ name: 'with files', file_ids: [file.id] });
+    const file = await inProcess.files.create({ file: await toFile(Buffer.from('a,b\n5,6\n7,8\n'), 'table.csv'), purpose: 'user_data' });
+    const container = await inProcess.containers.create({ name: 'with files', file_ids: [file.id] });
     const files = [];
-    for await (const f of client.containers.files.list(container.id)) files.push(f);
+    for await (const f of inProcess.containers.files.list(container.id)) files.push(f);
     expect(files).toEqual([expect.objectContaining({ path: '/mnt/data/table.csv', bytes: 12 })]);
 
-    const response = await client.responses.create({
+    const response = await inProcess.responses.create({
       model: 'sim',
       input: scripted({ rounds: [python('import pandas as pd\nprint(pd.read_csv("/mnt/data/table.csv")["b"].sum())'), { text: 'ok' }] }),
       tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: [file.id] } }],
@@ -200,7 +207,7 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
     expect(call.outputs).toEqual([{ type: 'logs', logs: '14\n' }]);
 
     // an id the Files API does not hold: the call fails and the model is told, the turn goes on
-    const missing = await client.responses.create({
+    const missing = await inProcess.responses.create({
       model: 'sim',
       input: scripted({ rounds: [python('1'), { text: 'no file' }] }),
       tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file_doesnotexist'] } }],
@@ -217,15 +224,15 @@ describe.skipIf(sandboxSkipReason !== undefined)(`code_interpreter through the g
       expect(err).toBeInstanceOf(BadRequestError);
       expect((err as BadRequestError).param).toBe(param);
     };
-    await bad(client.containers.create({ name: 'x', memory_limit: 'lots' as never }), 'memory_limit');
-    await bad(client.containers.create({ name: 'x', file_ids: ['file_1'] }), 'file_ids[0]'); // no such file in the Files API
-    await bad(client.containers.create({ name: 'x', expires_after: { anchor: 'last_active_at', minutes: 0 } }), 'expires_after.minutes');
-    await bad(client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', memory_limit: 'huge' as never } }] }), 'tools[0].container.memory_limit');
+    await bad(inProcess.containers.create({ name: 'x', memory_limit: 'lots' as never }), 'memory_limit');
+    await bad(inProcess.containers.create({ name: 'x', file_ids: ['file_1'] }), 'file_ids[0]'); // no such file in the Files API
+    await bad(inProcess.containers.create({ name: 'x', expires_after: { anchor: 'last_active_at', minutes: 0 } }), 'expires_after.minutes');
+    await bad(inProcess.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', memory_limit: 'huge' as never } }] }), 'tools[0].container.memory_limit');
     await bad(
-      client.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', network_policy: { type: 'allowlist', allowed_domains: ['pypi.org'] } } }] }),
+      inProcess.responses.create({ model: 'sim', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', network_policy: { type: 'allowlist', allowed_domains: ['pypi.org'] } } }] }),
       'tools[0].container.network_policy',
     );
-    await expect(client.containers.retrieve('cntr_doesnotexist')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(inProcess.containers.retrieve('cntr_doesnotexist')).rejects.toBeInstanceOf(NotFoundError);
   }, 60_000);
 });
 
@@ -242,7 +249,7 @@ describe('code_interpreter where the sandbox cannot run', () => {
   });
 
   it('refuses the request with a 400 naming the tool and the missing part — never runs unsandboxed', async () => {
-    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'test', maxRetries: 0 });
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'test', maxRetries: 0, fetch: inProcessFetch(gw.gateway) });
     const err = await client.responses.create({ model: 'sim', input: 'hi', tools: TOOLS }).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as BadRequestError).param).toBe('tools[0]');
