@@ -2,6 +2,7 @@
 // front of the simulator: blocking and streamed text, one accumulator (finalMessage() equals the
 // blocking body), client tool round trips, count_tokens, models, and the requests current
 // clients send. Every stream passes the invariant checker (test/helpers/messages-stream.ts).
+// count_tokens, models and the refused requests are answered in process (test/helpers/in-process.ts).
 import Anthropic from '@anthropic-ai/sdk';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,16 +10,22 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulate/server.js';
 import { scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 import { checkMessagesStream, parseSseFrames } from '../helpers/messages-stream.js';
 
 let tg: TestGateway;
 let client: Anthropic;
+/** fetch and the SDK without a socket, into tg's dispatch. */
+let inProcess: typeof fetch;
+let inProcessClient: Anthropic;
 
 beforeAll(async () => {
   // image URLs forwarded as they are (limits.imageUrls: the default `inline` would fetch them, and
   // no outside host is reachable here; test/net/image-urls.test.ts covers inlining through the guard)
   tg = await startTestGateway({ config: { limits: { imageUrls: 'forward' } as never } });
   client = new Anthropic({ baseURL: tg.gateway.url, apiKey: 'test-key', maxRetries: 0 });
+  inProcess = inProcessFetch(tg.gateway);
+  inProcessClient = new Anthropic({ baseURL: tg.gateway.url, apiKey: 'test-key', maxRetries: 0, fetch: inProcess });
 });
 afterAll(async () => {
   await tg?.close();
@@ -48,8 +55,8 @@ async function streamChecked(params: Record<string, unknown>): Promise<{ final: 
 /** Ids differ per request: the message id is compared by shape only. */
 const sameButId = (message: Anthropic.Message) => ({ ...message, id: expect.stringMatching(/^msg_/) });
 
-async function raw(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${tg.gateway.url}${path}`, {
+async function raw(path: string, body: unknown, headers: Record<string, string> = {}, send: typeof fetch = fetch): Promise<Response> {
+  return send(`${tg.gateway.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'k', ...headers },
     body: JSON.stringify(body),
@@ -252,23 +259,23 @@ describe('client tools', () => {
 
 describe('count_tokens and models', () => {
   it('countTokens: the estimate for the would-be request (the simulator has no /tokenize)', async () => {
-    const small = await client.messages.countTokens({ model: 'm', messages: [{ role: 'user', content: 'Hello, world!' }] });
+    const small = await inProcessClient.messages.countTokens({ model: 'm', messages: [{ role: 'user', content: 'Hello, world!' }] });
     expect(small).toEqual({ input_tokens: 8 });
-    const withTools = await client.messages.countTokens({ model: 'm', system: 'You are terse.', tools: [WEATHER_TOOL], messages: [{ role: 'user', content: 'Hello, world!' }] });
+    const withTools = await inProcessClient.messages.countTokens({ model: 'm', system: 'You are terse.', tools: [WEATHER_TOOL], messages: [{ role: 'user', content: 'Hello, world!' }] });
     expect(withTools.input_tokens).toBeGreaterThan(small.input_tokens + 10);
   });
 
   it('GET /v1/models in Anthropic shape with anthropic-version, OpenAI shape without', async () => {
-    const page = await client.models.list();
+    const page = await inProcessClient.models.list();
     expect(page.data[0]).toMatchObject({ type: 'model', id: 'switchyard-sim', display_name: 'switchyard-sim' });
     expect(Date.parse(page.data[0].created_at)).toBeGreaterThan(0);
-    const openai = await (await fetch(`${tg.gateway.url}/v1/models`)).json();
+    const openai = await (await inProcess(`${tg.gateway.url}/v1/models`)).json();
     expect(openai).toMatchObject({ object: 'list', data: [{ id: 'switchyard-sim', object: 'model' }] });
-    expect(await client.models.retrieve('switchyard-sim')).toEqual(page.data[0]);
-    const missing = await client.models.retrieve('no-such-model').catch((e) => e);
+    expect(await inProcessClient.models.retrieve('switchyard-sim')).toEqual(page.data[0]);
+    const missing = await inProcessClient.models.retrieve('no-such-model').catch((e) => e);
     expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
     expect(missing.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
-    const openaiOne = await fetch(`${tg.gateway.url}/v1/models/switchyard-sim`);
+    const openaiOne = await inProcess(`${tg.gateway.url}/v1/models/switchyard-sim`);
     expect(await openaiOne.json()).toMatchObject({ id: 'switchyard-sim', object: 'model' });
   });
 });
@@ -370,12 +377,12 @@ describe('errors in Anthropic shape', () => {
       [{ model: 'm', max_tokens: 5, messages: [{ role: 'robot', content: 'hi' }] }, /^messages\[0\]\.role/],
       [{ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }], tool_choice: { type: 'tool', name: 'nope' } }, /^tool_choice\.name/],
     ] as const) {
-      const res = await raw('/v1/messages', body);
+      const res = await raw('/v1/messages', body, {}, inProcess);
       expect(res.status).toBe(400);
       const json: any = await res.json();
       expect(json).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(pattern) }, request_id: expect.stringMatching(/^req_/) });
     }
-    const err = await client.messages.create({ model: 'm', max_tokens: 5, messages: 'nope' as any }).catch((e) => e);
+    const err = await inProcessClient.messages.create({ model: 'm', max_tokens: 5, messages: 'nope' as any }).catch((e) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect(err.status).toBe(400);
     expect(err.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
@@ -403,7 +410,7 @@ describe('errors in Anthropic shape', () => {
       ],
     ];
     for (const [messages, pattern] of cases) {
-      const res = await raw('/v1/messages', { model: 'm', max_tokens: 5, tools: [WEATHER_TOOL], messages });
+      const res = await raw('/v1/messages', { model: 'm', max_tokens: 5, tools: [WEATHER_TOOL], messages }, {}, inProcess);
       const json: any = await res.json();
       expect({ status: res.status, type: json.error?.type }).toEqual({ status: 400, type: 'invalid_request_error' });
       expect(json.error.message).toMatch(pattern);
@@ -411,7 +418,7 @@ describe('errors in Anthropic shape', () => {
   });
 
   it('an upstream failure before the first byte is a 502 api_error with x-should-retry', async () => {
-    const res = await raw('/v1/messages', { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: scripted({ rounds: [{ status: 500, error: 'boom' }] }) }] });
+    const res = await raw('/v1/messages', { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: scripted({ rounds: [{ status: 500, error: 'boom' }] }) }] }, {}, inProcess);
     expect(res.status).toBe(502);
     const json: any = await res.json();
     expect(json.type).toBe('error');
