@@ -1,7 +1,7 @@
 // Compaction (`POST /v1/responses/compact`, auto-compaction helpers) and input token counting
 // (`POST /v1/responses/input_tokens`), against a real engine in front of the simulator. The
-// routes are served by a node:http server of this test (matchRoute over compactRoutes + the
-// create route), with an Engine built as src/app.ts builds it.
+// routes are answered in process (test/helpers/in-process.ts) by this test's own dispatch
+// (matchRoute over compactRoutes + the create route), with an Engine built as src/app.ts builds it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +29,7 @@ import { countInputTokens, estimateTokens, tokenizeUrl } from '../../src/engine/
 import { Engine } from '../../src/engine/turn.js';
 import { GatewayError } from '../../src/errors.js';
 import { compactRoutes } from '../../src/http/compact-routes.js';
+import type { Dispatch } from '../../src/http/dispatch.js';
 import { sendError } from '../../src/http/json.js';
 import { matchRoute, type Route } from '../../src/http/router.js';
 import { McpService } from '../../src/mcp/service.js';
@@ -40,6 +41,7 @@ import { SqliteConversationStore } from '../../src/store/sqlite-conversations.js
 import type { DeclareContext } from '../../src/tools/handler.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { ChatCompletionsUpstream } from '../../src/upstream/chat-completions.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 import { validateAgainst } from '../helpers/spec.js';
 
 const MODEL = 'compact-model';
@@ -52,7 +54,8 @@ let conversations: SqliteConversationStore;
 let upstream: ChatCompletionsUpstream;
 let mcp: McpService;
 let engine: Engine;
-let gateway: { url: string; server: Server };
+/** fetch into this test's routes, in process. */
+let gateway: typeof fetch;
 let client: OpenAI;
 
 /** A fake vLLM: `POST /tokenize` answers according to `tokenizeMode`, recording the bodies. */
@@ -71,9 +74,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The test's HTTP surface: the given routes, errors in the OpenAI shape (as src/http/server.ts sends them). */
-async function startHttp(routes: Route[]): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
+/** The test's route surface, in process: the given routes, errors in the OpenAI shape (as src/http/dispatch.ts sends them). */
+function startHttp(routes: Route[]): typeof fetch {
+  const dispatch: Dispatch = (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const match = matchRoute(routes, req.method ?? 'GET', path);
     const run = async () => {
@@ -84,8 +87,8 @@ async function startHttp(routes: Route[]): Promise<{ url: string; server: Server
       if (res.headersSent) return void res.end();
       sendError(res, err instanceof GatewayError ? err : new GatewayError(500, 'server_error', 'server_error', String(err)));
     });
-  });
-  return { url: await listen(server), server };
+  };
+  return inProcessFetch(dispatch);
 }
 
 /** A stored, completed response (what `POST /v1/responses` does for a blocking request). */
@@ -112,8 +115,8 @@ beforeAll(async () => {
   mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const declare: DeclareContext = { executionFor: () => undefined, logOnce: () => undefined, mcp };
   engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations }, log);
-  gateway = await startHttp(routesFor(simulator.url));
-  client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0 });
+  gateway = startHttp(routesFor(simulator.url));
+  client = new OpenAI({ baseURL: 'http://in-process/v1', apiKey: 'test', maxRetries: 0, fetch: gateway });
 
   const vllm = createServer(async (req, res) => {
     const body = await readBody(req);
@@ -130,9 +133,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  gateway.server.closeAllConnections();
   fakeVllm.server.closeAllConnections();
-  await new Promise((resolve) => gateway.server.close(resolve));
   await new Promise((resolve) => fakeVllm.server.close(resolve));
   await upstream.close();
   await mcp.close();
@@ -158,8 +159,8 @@ function longConversation(): Array<{ role: 'developer' | 'user' | 'assistant'; c
   return messages;
 }
 
-async function post(path: string, body: unknown, base = gateway.url): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(path: string, body: unknown, send = gateway): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await send(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: response.status, body: await response.json(), headers: response.headers };
 }
 
@@ -359,40 +360,30 @@ describe('POST /v1/responses/input_tokens', () => {
   });
 
   it("uses the upstream's vLLM /tokenize (at the server root, not under /v1) when it answers", async () => {
-    const http = await startHttp(routesFor(`${fakeVllm.url}/v1`));
-    try {
-      const { body, headers } = await post('/v1/responses/input_tokens', { model: MODEL, instructions: 'Be brief.', input: 'Hello, world!' }, http.url);
-      expect(body).toEqual({ object: 'response.input_tokens', input_tokens: 42 });
-      expect(headers.get('x-switchyard-token-count')).toBe('upstream');
-      expect(tokenizeRequests).toEqual([
-        {
-          path: '/tokenize',
-          body: { model: MODEL, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello, world!' }], add_generation_prompt: true },
-        },
-      ]);
-    } finally {
-      http.server.closeAllConnections();
-      await new Promise((resolve) => http.server.close(resolve));
-    }
+    const http = startHttp(routesFor(`${fakeVllm.url}/v1`));
+    const { body, headers } = await post('/v1/responses/input_tokens', { model: MODEL, instructions: 'Be brief.', input: 'Hello, world!' }, http);
+    expect(body).toEqual({ object: 'response.input_tokens', input_tokens: 42 });
+    expect(headers.get('x-switchyard-token-count')).toBe('upstream');
+    expect(tokenizeRequests).toEqual([
+      {
+        path: '/tokenize',
+        body: { model: MODEL, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello, world!' }], add_generation_prompt: true },
+      },
+    ]);
   });
 
   it('falls back to the estimate when /tokenize answers 404 or does not answer in time', async () => {
-    const http = await startHttp(routesFor(`${fakeVllm.url}/v1`, 300));
-    try {
-      tokenizeMode = 'not_found';
-      let result = await post('/v1/responses/input_tokens', { model: MODEL, instructions: 'Be brief.', input: 'Hello, world!' }, http.url);
-      expect(result.body).toEqual({ object: 'response.input_tokens', input_tokens: 15 });
-      expect(result.headers.get('x-switchyard-token-count')).toBe('estimate');
-      tokenizeMode = 'hang';
-      const started = Date.now();
-      result = await post('/v1/responses/input_tokens', { model: MODEL, instructions: 'Be brief.', input: 'Hello, world!' }, http.url);
-      expect(result.body.input_tokens).toBe(15);
-      expect(Date.now() - started).toBeLessThan(3_000);
-      expect(tokenizeRequests.map((r) => r.path)).toEqual(['/tokenize', '/tokenize']);
-    } finally {
-      http.server.closeAllConnections();
-      await new Promise((resolve) => http.server.close(resolve));
-    }
+    const http = startHttp(routesFor(`${fakeVllm.url}/v1`, 300));
+    tokenizeMode = 'not_found';
+    let result = await post('/v1/responses/input_tokens', { model: MODEL, instructions: 'Be brief.', input: 'Hello, world!' }, http);
+    expect(result.body).toEqual({ object: 'response.input_tokens', input_tokens: 15 });
+    expect(result.headers.get('x-switchyard-token-count')).toBe('estimate');
+    tokenizeMode = 'hang';
+    const started = Date.now();
+    result = await post('/v1/responses/input_tokens', { model: MODEL, instructions: 'Be brief.', input: 'Hello, world!' }, http);
+    expect(result.body.input_tokens).toBe(15);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(tokenizeRequests.map((r) => r.path)).toEqual(['/tokenize', '/tokenize']);
   });
 
   it('countInputTokens sends tools and reports max_model_len', async () => {
