@@ -1,11 +1,14 @@
 // Tenants: every stored object belongs to the key's tenant. Two keys: each sees only its own
 // responses, conversations, background runs (also through WebSocket mode and stream resume),
 // files and vector stores; another tenant's id is a 404 on every route; lists show one's own.
+// HTTP requests are answered in process (test/helpers/in-process.ts), key check included; WebSocket
+// mode goes over a socket.
 import OpenAI, { NotFoundError, toFile } from 'openai';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CODE_INTERPRETER_CONFIG } from '../../src/containers/config.js';
 import { scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 import { sandboxDir, sandboxSkipReason, SANDBOX_PYTHON } from '../helpers/sandbox.js';
 
 const ALICE = 'sk-alice-0123456789abcdef';
@@ -17,8 +20,8 @@ let bob: OpenAI;
 
 beforeAll(async () => {
   gw = await startTestGateway({ config: { auth: { keys: [{ name: 'alice', key: ALICE }, { name: 'bob', key: BOB }] } } });
-  alice = new OpenAI({ baseURL: gw.baseURL, apiKey: ALICE, maxRetries: 0 });
-  bob = new OpenAI({ baseURL: gw.baseURL, apiKey: BOB, maxRetries: 0 });
+  alice = new OpenAI({ baseURL: gw.baseURL, apiKey: ALICE, maxRetries: 0, fetch: inProcessFetch(gw.gateway) });
+  bob = new OpenAI({ baseURL: gw.baseURL, apiKey: BOB, maxRetries: 0, fetch: inProcessFetch(gw.gateway) });
 });
 afterAll(async () => {
   await gw?.close();
@@ -34,7 +37,7 @@ const notFound = async (promise: Promise<unknown>): Promise<void> => {
 
 /** A raw call with a key (routes the SDK has no method for). */
 const call = (key: string, method: string, path: string, body?: unknown) =>
-  fetch(`${gw.gateway.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  inProcessFetch(gw.gateway)(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 
 describe('responses', () => {
   it("another tenant's response is a 404 on get, input_items, delete, cancel and previous_response_id", async () => {
