@@ -1,14 +1,16 @@
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 
 // issue 9 #4: item_reference input items are resolved from the store, or rejected with a 400.
+// In process (test/helpers/in-process.ts): no socket between the SDK and the gateway.
 describe('item_reference', () => {
   let tg: TestGateway;
   let client: OpenAI;
   beforeAll(async () => {
     tg = await startTestGateway();
-    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
+    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0, fetch: inProcessFetch(tg.gateway) });
   });
   afterAll(() => tg?.close());
 
