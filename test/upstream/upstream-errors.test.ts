@@ -1,10 +1,12 @@
 // How upstream failures reach the client (issue 9, defects 12 and 19): an error body is read up
 // to a cap (an endless one cannot hold the gateway), and both dialects report a failure with the
-// gateway's own code, never the upstream's.
+// gateway's own code, never the upstream's. Blocking requests are answered in process
+// (test/helpers/in-process.ts); the streamed one goes over a socket.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse, scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { inProcessFetch } from '../helpers/in-process.js';
 
 type Json = Record<string, any>;
 
@@ -36,7 +38,7 @@ describe('upstream error bodies are capped (defect 12)', () => {
       const upstream = await endlessErrorUpstream(status);
       const tg = await startTestGateway({ config: { upstream: { url: upstream.url, maxRetries: 0 } } });
       try {
-        const res = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi' }) });
+        const res = await inProcessFetch(tg.gateway)(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi' }) });
         const body = (await res.json()) as Json;
         expect(res.status).toBe(status === 400 ? 400 : 502);
         expect(body.error.code).toBe(status === 400 ? 'upstream_rejected' : 'upstream_error');
@@ -48,7 +50,7 @@ describe('upstream error bodies are capped (defect 12)', () => {
         // with the gateway reading no more than the cap, the sender stalls at its socket buffers
         expect(upstream.bytesSent()).toBeLessThan(16 * 1024 * 1024);
 
-        const models = await fetch(`${tg.baseURL}/models`);
+        const models = await inProcessFetch(tg.gateway)(`${tg.baseURL}/models`);
         expect(models.status).toBe(status === 400 ? 400 : 502);
         expect(((await models.json()) as Json).error.type).toBeTruthy();
       } finally {
@@ -76,7 +78,7 @@ describe('one error code for upstream failures, whichever dialect (defect 19)', 
 
   it('a mid-stream upstream error is upstream_error in both dialects (blocking request)', async () => {
     for (const tg of [chat, responses]) {
-      const res = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: failing }) });
+      const res = await inProcessFetch(tg.gateway)(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: failing }) });
       const body = (await res.json()) as Json;
       expect(res.status).toBe(502);
       expect(body.error.code).toBe('upstream_error');
