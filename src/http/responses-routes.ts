@@ -54,14 +54,15 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
     if (turn.request.stream) {
       const writer = new SseWriter(res);
       try {
-        await deps.engine.run(turn, writer.write, controller.signal, () => writer.drained());
+        // the route's client-gone controller is the run's own (one controller per request)
+        await deps.engine.run(turn, writer.write, controller.signal, () => writer.drained(), { controller });
       } finally {
         // before the first event a failure is still an HTTP error (handled by the router)
         if (writer.headersSent) writer.end();
       }
       return;
     }
-    const response = await deps.engine.run(turn, null, controller.signal);
+    const response = await deps.engine.run(turn, null, controller.signal, undefined, { controller });
     if (response.status === 'failed' && response.error) {
       // a blocking turn that failed after generation began: the client gets an error (the upstream
       // failure's own status where known), the failed response stays stored
