@@ -6,7 +6,7 @@ import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord } from '../store/store.js';
-import { APPROVAL_GATES, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
+import { APPROVAL_GATES, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
@@ -73,17 +73,12 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const inputItems = inputWithCredentials.map(itemWithoutCredentials);
   checkOutputsPaired(history, inputItems);
 
-  const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
-  const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
-  if (mcpCount > ctx.options.maxMcpServersPerRequest) {
-    throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${ctx.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
-  }
-
   let registry: ToolRegistry;
   let choice;
   let preludeItems: Item[];
   const declare = { ...ctx.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems], tenant } };
   try {
+    checkDeclarations(request.tools, searchedDeclarations(inputItems), declare);
     const discover = { ...declare, priorItems: [...history, ...inputItems], signal };
     preludeItems = await discoverTools(request.tools, discover);
     registry = registerTools(request.tools, declare);

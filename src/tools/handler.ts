@@ -107,6 +107,12 @@ export interface ToolHandler<D = JsonObject> {
   readonly owner: 'client' | 'gateway';
   /** Validates one declaration; throws ToolDeclarationError with a precise `param`. */
   parse(raw: JsonObject, param: string): D;
+  /**
+   * Stage 1, per request (optional): checks this type's declarations as a whole — those in `tools`
+   * and those the input's client `tool_search_output` items declare (MCP: how many servers one
+   * request may name). Throws ToolDeclarationError; runs before anything is contacted.
+   */
+  checkRequest?(declarations: readonly JsonObject[], ctx: DeclareContext): void;
   /** Stage 2 (optional): ask the tool's server what it offers (MCP `tools/list`). */
   discover?(declaration: D, param: string, ctx: DiscoverContext): Promise<Discovered<D>>;
   /** The model-visible functions for this declaration (none = omitted from the model). */
