@@ -172,8 +172,8 @@ export class BackgroundRunner {
       await this.store.failStaleRun(id, Number.MAX_SAFE_INTEGER, (stored, next) => failOpenRecord(stored, next, message), this.owner);
       return;
     }
-    turn.inputItems = record.inputItems;
-    const run = this.localRun(record.response, turn);
+    // the input items as first stored: prepared again, they would have new ids
+    const run = this.localRun(record.response, { ...turn, inputItems: record.inputItems });
     this.runs.set(id, run);
     this.ownership.track(id, run.controller);
     this.startRun(run);
