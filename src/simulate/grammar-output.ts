@@ -5,9 +5,11 @@
 
 import { COMMON_LARK } from '../grammar/common-terminals.js';
 import { FormatChecker, GrammarDefinitionError } from '../grammar/index.js';
-import { parseLark, type LarkExpr } from '../grammar/lark-parser.js';
+import type { LarkExpr } from '../grammar/lark-ast.js';
+import { parseLark } from '../grammar/lark-parser.js';
 import type { RegexNode } from '../grammar/regex-ast.js';
-import { parseFlagLetters, parseRegex } from '../grammar/regex-parser.js';
+import { parseFlagLetters } from '../grammar/regex-flags.js';
+import { parseRegex } from '../grammar/regex-parser.js';
 
 export interface SimGrammar {
   syntax: 'lark' | 'regex';
