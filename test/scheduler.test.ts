@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyRound } from '../src/engine/classify.js';
-import type { PendingGatewayCall } from '../src/engine/round.js';
+import type { PendingGatewayCall } from '../src/engine/types.js';
 import { runGatewayCalls } from '../src/engine/scheduler.js';
 import type { GatewayExecution, ItemEmitter, RegistryEntry } from '../src/tools/types.js';
 import { sleep } from './helpers/executions.js';

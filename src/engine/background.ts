@@ -1,10 +1,9 @@
 import { GatewayError } from '../errors.js';
 import type { ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore, StreamEvent } from '../store/store.js';
-import type { EventSink } from './accumulator.js';
-import { failOpenRecord, isTerminal, OwnershipLost, RunCancelled, type RunOwnership } from './run-ownership.js';
+import { failOpenRecord, isTerminal, type RunOwnership } from './run-ownership.js';
 import type { Engine } from './turn.js';
-import { GatewayShutdown, type Logger, type PreparedTurn } from './types.js';
+import { GatewayShutdown, OwnershipLost, RunCancelled, type EventSink, type Logger, type PreparedTurn } from './types.js';
 
 export interface BackgroundOptions {
   /** At most this many background runs run at once in this process; the others wait, queued. */

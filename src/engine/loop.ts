@@ -11,10 +11,10 @@ import { newId } from '../util/ids.js';
 import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator } from './accumulator.js';
 import { CitationBook } from './citations.js';
-import type { PreparedTurn, RunHooks, TurnRun } from './types.js';
+import type { PendingGatewayCall, PreparedTurn, RunHooks, TurnRun } from './types.js';
 import { openRound } from './constrained-call.js';
 import { classifyRound } from './classify.js';
-import { offeredNames, RoundTranslator, type PendingGatewayCall } from './round.js';
+import { offeredNames, RoundTranslator } from './round.js';
 import { TurnScheduler } from './scheduler.js';
 
 import type { EngineContext } from './context.js';

@@ -5,10 +5,9 @@ import { ID_PREFIX, type ResponseObject } from '../protocol/responses.js';
 import type { Settlement, SettleOutcome } from '../store/store.js';
 import { newId } from '../util/ids.js';
 import { ResponseAccumulator, type TerminalState } from './accumulator.js';
-import { GatewayShutdown, type PreparedTurn, type TurnRun } from './types.js';
+import { GatewayShutdown, OwnershipLost, RunCancelled, type PreparedTurn, type TurnRun } from './types.js';
 import { newResponseObject } from './response-object.js';
 import { RegistryInvariantError } from './round.js';
-import { OwnershipLost, RunCancelled } from './run-ownership.js';
 
 import type { EngineContext } from './context.js';
 

@@ -2,13 +2,13 @@ import type { ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import { ResponseAccumulator, type EventSink } from './accumulator.js';
-import { GatewayShutdown, type Logger, type PreparedTurn, type PrepareOptions, type RunHooks, type RunOutcome } from './types.js';
+import { ResponseAccumulator } from './accumulator.js';
+import { GatewayShutdown, OwnershipLost, RunCancelled, type EventSink, type Logger, type PreparedTurn, type PrepareOptions, type RunHooks, type RunOutcome } from './types.js';
 import type { EngineContext, EngineOptions, TurnObserver } from './context.js';
 import { newTurnRun, runLoop } from './loop.js';
 import { prepareTurn } from './prepare.js';
 import { fail, newResponse, release } from './settle.js';
-import { OwnershipLost, RunCancelled, RunOwnership } from './run-ownership.js';
+import { RunOwnership } from './run-ownership.js';
 
 export { OwnershipLost, RunCancelled };
 export { GatewayShutdown };

@@ -3,7 +3,7 @@ import type { ModelItem, ModelRequest } from '../protocol/model.js';
 import type { Item, ResponseObject, Usage } from '../protocol/responses.js';
 import type { GatewayCallRecord, StoredResponse, StreamEvent } from '../store/store.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { ApprovedCall } from './approvals.js';
+import type { ApprovedCall, ModelCall, RegistryEntry, ToolOutcome } from '../tools/types.js';
 import type { CreateRequest } from './request.js';
 import type { Logger } from '../util/logger.js';
 
@@ -49,11 +49,44 @@ export interface RunHooks {
   outcome?: RunOutcome;
 }
 
+/** The abort reason of a run another process took over (this one was silent too long): it must stop and write nothing. */
+export class OwnershipLost extends Error {
+  constructor() {
+    super('Another gateway process took this response over after this one stopped answering.');
+  }
+}
+
+/** The abort reason of a run cancelled through `POST /v1/responses/{id}/cancel`. */
+export class RunCancelled extends Error {
+  constructor() {
+    super('The response was cancelled.');
+  }
+}
+
 /** The abort reason of runs stopped because the gateway is shutting down. */
 export class GatewayShutdown extends Error {
   constructor() {
     super('The gateway shut down before this response finished.');
   }
+}
+
+/**
+ * Receives every public event in order, already serialized (`{"type":…,"sequence_number":…,…}`):
+ * serializing once here lets identical payloads be shared. Streaming writes them out; blocking
+ * passes no sink and nothing is serialized.
+ */
+export type EventSink = (type: string, json: string) => void;
+
+/** A call the gateway answers itself (gateway-owned, or a name the registry does not know). */
+export interface PendingGatewayCall {
+  call: ModelCall;
+  entry: RegistryEntry | undefined;
+  /** Set when the client approved this call in advance (MCP approvals). */
+  approvalRequestId?: string;
+  /** Already answered, nothing to run: a client call whose input failed its check (`inputCheck`). */
+  outcome?: ToolOutcome;
+  /** Why the call must not run (e.g. its approval was used up meanwhile): answered as an error. */
+  refusal?: string;
 }
 
 /**
