@@ -171,6 +171,7 @@ export function parseTools(tools: unknown, param = 'tools'): ParsedTool[] {
  * the declared ones and those loaded from `searched` (the input's client tool_search_output tools).
  */
 export function checkDeclarations(declared: readonly ParsedTool[], searched: readonly JsonObject[], ctx: DeclareContext): void {
+  if (declared.length === 0 && searched.length === 0) return;
   const byHandler = new Map<ToolHandler<any>, JsonObject[]>();
   const add = (handler: ToolHandler<any> | undefined, raw: JsonObject) => {
     if (handler?.checkRequest) byHandler.set(handler, [...(byHandler.get(handler) ?? []), raw]);
