@@ -118,7 +118,7 @@ export interface ToolHandler<D = JsonObject> {
   /** The model-visible functions for this declaration (none = omitted from the model). */
   normalize(declaration: D, param: string, ctx: DeclareContext): RegistryEntry[];
   /**
-   * Stage 5 (optional): once every declaration is registered, serve the set as a whole (hosted
+   * Stage 4 (optional): once every declaration is registered, serve the set as a whole (hosted
    * tool_search indexes the deferred tools and loads them into `registry`).
    */
   complete?(declaration: D, ctx: CompleteContext): void;
@@ -145,7 +145,7 @@ export interface ToolHandler<D = JsonObject> {
   readonly choiceType?: string;
 }
 
-/** What stage 5 sees: the registry built from the request's declarations, and the declarations themselves. */
+/** What stage 4's `complete` sees: the registry built from the request's declarations, and the declarations themselves. */
 export interface CompleteContext {
   registry: LoadableRegistry;
   parsed: readonly DeclaredTool[];

@@ -215,7 +215,7 @@ export function registerTools(parsed: readonly ParsedTool[], ctx: DeclareContext
   }
   if (unknownTypes.size > 0) logUnknownTypes(unknownTypes, ctx);
   requireSearchForDeferred(parsed);
-  // stage 5: handlers that serve the registered set as a whole (hosted tool_search indexes the deferred tools)
+  // stage 4, then: handlers that serve the registered set as a whole (hosted tool_search indexes the deferred tools)
   for (const tool of parsed) tool.handler?.complete?.(tool.declaration, { registry, parsed, param: tool.param, declare: ctx });
   return registry;
 }
