@@ -11,6 +11,7 @@ import { admitStream, tenantOf } from '../observability/request-context.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import { pageItems, type StoredResponse } from '../store/store.js';
 import { abortWhenClientLeaves } from './client-gone.js';
+import { turnSlot } from './loop-slices.js';
 
 export interface ResponsesRouteDeps {
   engine: Engine;
@@ -34,6 +35,8 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
   const { controller, release } = abortWhenClientLeaves(res);
   deps.inflight?.add(controller);
   try {
+    // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
+    await turnSlot();
     const turn = await deps.engine.prepare(body, controller.signal, { tenant: tenantOf(req) });
     if (turn.request.background) {
       // the run belongs to the gateway now: a client leaving does not stop it
