@@ -204,6 +204,7 @@ const store = z
       .meta(doc('Prune responses (with their event logs) and conversation items older than this, e.g. `30d`', { env: 'SWITCHYARD_RETENTION', defaultText: 'keep forever' })),
     retentionSweepMs: count('How often the retention sweeper runs', 60_000, 1),
     retentionBatch: count('Rows the retention sweeper deletes per transaction', 500, 1),
+    chainCacheMb: count('Memory per process for settled `previous_response_id` chains kept decoded (MB), so a continued turn does not re-read its history; 0 turns it off', 64, 0),
   })
   .prefault({});
 

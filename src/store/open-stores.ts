@@ -12,6 +12,8 @@ export interface StoreConfig {
   url?: string;
   schema?: string;
   maxConnections?: number;
+  /** Memory for kept chains (`chain-cache.ts`), MB; 0 keeps none. */
+  chainCacheMb?: number;
 }
 
 export interface Stores {
@@ -23,11 +25,15 @@ export interface Stores {
 export async function openStores(config: StoreConfig, dataDir: string, onError: (err: Error) => void): Promise<Stores> {
   if (config.kind === 'postgres') {
     if (!config.url) throw new Error("store.url is required when store.kind is 'postgres' (or set SWITCHYARD_DATABASE_URL)");
-    const responses = await PostgresResponseStore.open(config.url, { schema: config.schema, max: config.maxConnections, onError });
+    const responses = await PostgresResponseStore.open(config.url, { schema: config.schema, max: config.maxConnections, onError, chainCacheBytes: chainCacheBytes(config) });
     const conversations = await PostgresConversationStore.fromPool(responses.pool, responses.schema);
     return { responses, conversations };
   }
   // one connection for both: a turn's settlement (response + conversation items) is one transaction
-  const responses = new SqliteResponseStore(dataDir);
+  const responses = new SqliteResponseStore(dataDir, { chainCacheBytes: chainCacheBytes(config) });
   return { responses, conversations: new SqliteConversationStore(responses.database) };
+}
+
+function chainCacheBytes(config: StoreConfig): number | undefined {
+  return config.chainCacheMb === undefined ? undefined : config.chainCacheMb * 1024 * 1024;
 }

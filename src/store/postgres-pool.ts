@@ -9,6 +9,8 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** The pool's maximum number of connections; 10 by default. */
   max?: number;
+  /** Memory for settled chains kept decoded (`chain-cache.ts`); 64 MB by default, 0 keeps none. */
+  chainCacheBytes?: number;
   /** How long a query waits for a connection (ms) before failing; 10 000 by default. */
   connectionTimeoutMillis?: number;
   /**

@@ -10,6 +10,7 @@ import { quoteIdent } from './postgres-sql.js';
 export { quoteIdent };
 export { createPool, migrate, migrateUnderLock, openMigratedPool, withTransaction, type PostgresStoreOptions } from './postgres-pool.js';
 import {
+  Abandon,
   itemIn,
   pageItems,
   type GatewayCallRecord,
@@ -47,14 +48,16 @@ export class PostgresResponseStore implements ResponseStore {
   };
   private readonly approvals: PostgresApprovals;
   /** Settled chains already read or written here; a deletion on any replica invalidates them (the epoch). */
-  private readonly chains = new ChainCache(DEFAULT_CHAIN_CACHE_BYTES);
+  private readonly chains: ChainCache;
 
   private constructor(
     /** The pool, to share with a `PostgresConversationStore.fromPool`. */
     readonly pool: pg.Pool,
     readonly schema: string,
     private readonly ownsPool: boolean,
+    chainCacheBytes = DEFAULT_CHAIN_CACHE_BYTES,
   ) {
+    this.chains = new ChainCache(chainCacheBytes);
     const s = quoteIdent(schema);
     this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks`, callRecords: `${s}.gateway_call_records`, epochs: `${s}.store_epochs` };
     this.approvals = new PostgresApprovals(pool, this.t.approvals);
@@ -63,7 +66,7 @@ export class PostgresResponseStore implements ResponseStore {
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresResponseStore> {
     const { pool, schema } = await openMigratedPool(url, options);
-    return new PostgresResponseStore(pool, schema, true);
+    return new PostgresResponseStore(pool, schema, true, options.chainCacheBytes);
   }
 
   /** On a pool owned by the caller (`close` leaves it open); creates the tables when missing. */
@@ -384,13 +387,6 @@ export class PostgresResponseStore implements ResponseStore {
 
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
-  }
-}
-
-/** Rolls a settlement back, saying why. */
-class Abandon extends Error {
-  constructor(readonly outcome: SettleOutcome) {
-    super(outcome);
   }
 }
 

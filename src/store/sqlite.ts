@@ -6,6 +6,7 @@ import { openDatabase } from './sqlite-file.js';
 import { migrateSqlite } from './sqlite-schema.js';
 import type { Item } from '../protocol/responses.js';
 import {
+  Abandon,
   itemIn,
   pageItems,
   type GatewayCallRecord,
@@ -57,10 +58,10 @@ export class SqliteResponseStore implements ResponseStore {
   /** Settled chains already read or written, so a continued turn does not re-read its whole history. */
   private readonly chains: ChainCache;
 
-  constructor(dataDir: string | ':memory:') {
+  constructor(dataDir: string | ':memory:', options: { chainCacheBytes?: number } = {}) {
     this.database = openDatabase(dataDir);
     migrateSqlite(this.database);
-    this.chains = new ChainCache(DEFAULT_CHAIN_CACHE_BYTES);
+    this.chains = new ChainCache(options.chainCacheBytes ?? DEFAULT_CHAIN_CACHE_BYTES);
     this.selectDeletions = this.database.prepare("SELECT value FROM store_epochs WHERE name = 'deletions'").pluck();
     this.bumpDeletions = this.database.prepare("UPDATE store_epochs SET value = value + 1 WHERE name = 'deletions'");
     this.insertApproval = this.database.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at, owner) VALUES (?, ?, ?, ?)');
@@ -341,13 +342,6 @@ export class SqliteResponseStore implements ResponseStore {
 
   async close(): Promise<void> {
     this.database.close();
-  }
-}
-
-/** Rolls a settlement back, saying why. */
-class Abandon extends Error {
-  constructor(readonly outcome: SettleOutcome) {
-    super(outcome);
   }
 }
 

@@ -167,6 +167,13 @@ export interface Settlement {
 /** `ok`: all written. Otherwise nothing was written, and why. */
 export type SettleOutcome = 'ok' | 'not_owner' | 'lease_lost' | 'conversation_not_found';
 
+/** Thrown inside a store's settlement transaction to roll it back, saying why. */
+export class Abandon extends Error {
+  constructor(readonly outcome: SettleOutcome) {
+    super(outcome);
+  }
+}
+
 /** The item with `id` among a stored response's input and output items, if it is there. */
 export function itemIn(record: StoredResponse, id: string): Item | undefined {
   return record.inputItems.find((item) => item.id === id) ?? record.response.output.find((item) => item.id === id);

@@ -95,6 +95,25 @@ describe('ChainCache', () => {
   });
 });
 
+describe('store.chainCacheMb', () => {
+  it('0 keeps nothing: every read goes to the database', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-chain-cache-off-'));
+    dirs.push(dir);
+    const store = new SqliteResponseStore(dir, { chainCacheBytes: 0 });
+    try {
+      await store.settle({ record: record('off1', null) });
+      await store.settle({ record: record('off2', 'off1') });
+      const first = await store.chain('off2');
+      const second = await store.chain('off2');
+      expect(ids(second)).toEqual(['off1', 'off2']);
+      expect(second![0]).not.toBe(first![0]);
+      expect(Object.isFrozen(second![0])).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 interface Replicas {
   a: ResponseStore;
   b: ResponseStore;
