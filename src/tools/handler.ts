@@ -1,5 +1,6 @@
 import type { McpService } from '../mcp/service.js';
 import type { ModelItem } from '../protocol/model.js';
+import type { ItemValidator } from '../protocol/item-validation.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { ApprovalVerdict, ApprovedCall, DeclaredTool, GatewayExecution, InputCheckPolicy, LoadableRegistry, RegistryEntry, RegistryView, ToolSearchSettings } from './types.js';
 
@@ -116,6 +117,12 @@ export interface ToolHandler<D = JsonObject> {
    * tool_search indexes the deferred tools and loads them into `registry`).
    */
   complete?(declaration: D, ctx: CompleteContext): void;
+  /**
+   * The public item types this tool type owns (its calls, outputs, approvals, listings) and the
+   * validator of each, used on every item a client sends (`input`, conversation items). The engine
+   * owns only messages, reasoning, compactions and item references: any other type is unknown.
+   */
+  readonly items?: Readonly<Record<string, ItemValidator>>;
   /** Gateway types: the public item types their calls are projected into (`web_search_call`). */
   readonly callItemTypes?: readonly string[];
   /**

@@ -1,3 +1,4 @@
+import type { ItemValidator } from '../protocol/item-validation.js';
 import type { ModelFunction, ModelToolChoice } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { ApprovalGate, DeclareContext, DiscoverContext, PreludeLifecycle, ToolHandler } from './handler.js';
@@ -43,6 +44,13 @@ const HANDLER_BY_REPLAY_ITEM: ReadonlyMap<string, ToolHandler<any>> = new Map(HA
 /** The tool type that replays public items of this type for the model (calls, outputs, approvals), if any. */
 export function handlerForReplayItem(itemType: string): ToolHandler<any> | undefined {
   return HANDLER_BY_REPLAY_ITEM.get(itemType);
+}
+
+const ITEM_VALIDATORS: ReadonlyMap<string, ItemValidator> = new Map(HANDLERS.flatMap((h) => Object.entries(h.items ?? {})));
+
+/** The validator of a public item type some tool type owns (`mcp_call`, `function_call_output` …), if any. */
+export function toolItemValidator(itemType: string): ItemValidator | undefined {
+  return ITEM_VALIDATORS.get(itemType);
 }
 
 /** Every tool type's approval gate. */

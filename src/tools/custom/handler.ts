@@ -4,6 +4,7 @@ import type { GrammarSettings, ToolHandler } from '../handler.js';
 import { CUSTOM_INPUT_KEY, ToolDeclarationError, type InputCheck, type RegistryEntry } from '../types.js';
 import { replayedName, replayedOutput } from '../replay.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName, requireString } from '../validate.js';
+import { validateCustomToolCall, validateCustomToolCallOutput } from './items.js';
 
 export interface CustomDeclaration {
   name: string;
@@ -90,6 +91,7 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   owner: 'client',
   parse: parseCustom,
   // the model called a function whose one parameter is the raw input
+  items: { custom_tool_call: validateCustomToolCall, custom_tool_call_output: validateCustomToolCallOutput },
   replayItemTypes: ['custom_tool_call', 'custom_tool_call_output'],
   replay: (item, ctx) =>
     item.type === 'custom_tool_call_output'

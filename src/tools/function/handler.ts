@@ -3,6 +3,7 @@ import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { replayedName, replayedOutput } from '../replay.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName } from '../validate.js';
+import { validateFunctionCall, validateFunctionCallOutput } from './items.js';
 
 export interface FunctionDeclaration {
   name: string;
@@ -32,6 +33,7 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
   types: ['function'],
   owner: 'client',
   parse: parseFunction,
+  items: { function_call: validateFunctionCall, function_call_output: validateFunctionCallOutput },
   replayItemTypes: ['function_call', 'function_call_output'],
   replay: (item, ctx) =>
     item.type === 'function_call_output'

@@ -4,13 +4,14 @@ import { mcpModelName } from '../../mcp/naming.js';
 import type { McpToolInfo } from '../../mcp/pool.js';
 import type { McpServerRef } from '../../mcp/service.js';
 import type { ModelItem } from '../../protocol/model.js';
-import { ID_PREFIX, type Item, type JsonObject } from '../../protocol/responses.js';
+import { ID_PREFIX, type Item, type JsonObject, type McpListToolsItem } from '../../protocol/responses.js';
 import { newId } from '../../util/ids.js';
 import { isValidHeaderName, isValidHeaderValue, redactUrl } from '../../util/redact.js';
 import { mcpApprovalGate } from './approvals.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, toolError, type RegistryEntry } from '../types.js';
 import { isPlainObject, optionalObject, optionalString, optionalStringArray, requireString } from '../validate.js';
+import { validateMcpApprovalRequest, validateMcpApprovalResponse, validateMcpCall, validateMcpListTools } from './items.js';
 
 /** Fields of an `mcp` declaration that carry credentials: never stored, logged or echoed. */
 export const MCP_SECRET_FIELDS = ['authorization', 'headers'] as const;
@@ -39,6 +40,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
   types: ['mcp'],
   owner: 'gateway',
   callItemTypes: ['mcp_call'],
+  items: { mcp_call: validateMcpCall, mcp_list_tools: validateMcpListTools, mcp_approval_request: validateMcpApprovalRequest, mcp_approval_response: validateMcpApprovalResponse },
   // an mcp_call carries its arguments and what the model was told (output, or the error)
   replayCall(item) {
     return {
@@ -124,7 +126,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
       return { declaration: { ...decl, server, tools: allowedOnly(tools, decl, server) }, items: [] };
     }
     const listed = allowedOnly(await ctx.mcp.listTools(server, ctx.signal), decl, server);
-    const item = {
+    const item: McpListToolsItem = {
       type: 'mcp_list_tools',
       id: newId(ID_PREFIX.mcpListTools),
       server_label: decl.label,

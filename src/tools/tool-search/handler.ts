@@ -6,6 +6,7 @@ import { optionalObject, optionalString } from '../validate.js';
 import { HostedToolSearch, toolSearchFunction } from './execution.js';
 import { markSearchedTools, replaySearchResult } from './loaded.js';
 import { DEFAULT_TOOL_SEARCH_SETTINGS, deferralModeFor } from './settings.js';
+import { validateToolSearchCall, validateToolSearchOutput } from './items.js';
 
 export interface ToolSearchDeclaration {
   execution: 'client' | 'server';
@@ -35,6 +36,7 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
   types: ['tool_search'],
   owner: 'client',
   // a search is the model's call of the tool_search function; its output tells what loaded
+  items: { tool_search_call: validateToolSearchCall, tool_search_output: validateToolSearchOutput },
   replayItemTypes: ['tool_search_call', 'tool_search_output'],
   replay(item, ctx) {
     // what the hosted search told the model, rebuilt from the tools it loaded
