@@ -1,6 +1,7 @@
 import { Errors, GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelUsage, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject, type Usage } from '../protocol/responses.js';
+import { isJsonObject } from '../protocol/item-validation.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { estimateTokens } from './token-count.js';
@@ -126,7 +127,7 @@ export function compactionToModelItem(item: unknown): ModelItem | undefined {
  * `[a, b, U, x, C{keep:2}, y]` → `[C, U, x, y]`; `[a, b, C, U]` (a `/compact` output fed back
  * behind old history) → `[C, U]`. Without a compaction item the list is returned as is.
  */
-export function applyCompactions<T extends JsonObject>(items: readonly T[]): T[] {
+export function applyCompactions<T extends { readonly id?: unknown }>(items: readonly T[]): T[] {
   for (let j = items.length - 1; j >= 0; j--) {
     const envelope = decodeEnvelope(items[j]);
     if (!envelope) continue;
@@ -269,8 +270,8 @@ export function parseContextManagement(value: unknown, defaultThreshold = DEFAUL
   let result: ContextManagement | null = null;
   value.forEach((entry: unknown, i) => {
     const param = `context_management[${i}]`;
-    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw invalidRequest(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
-    const { type, compact_threshold: threshold } = entry as JsonObject;
+    if (!isJsonObject(entry)) throw invalidRequest(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
+    const { type, compact_threshold: threshold } = entry;
     if (type !== 'compaction') throw invalidRequest(`Invalid value for '${param}.type': only 'compaction' is supported.`, `${param}.type`, 'invalid_value');
     if (threshold !== undefined && threshold !== null && !(typeof threshold === 'number' && Number.isInteger(threshold) && threshold >= 1)) {
       throw invalidRequest(`Invalid value for '${param}.compact_threshold': expected a positive integer.`, `${param}.compact_threshold`, 'invalid_value');
@@ -301,7 +302,7 @@ export async function maybeCompact(
   turn: Pick<PreparedTurn, 'request' | 'conversation' | 'tools' | 'base'>,
   options: {
     threshold: number;
-    publicItems: readonly JsonObject[];
+    publicItems: readonly Item[];
     signal: AbortSignal;
     log?: Pick<Logger, 'warn'>;
     /** Replaces the estimate (e.g. with `countInputTokens`). */

@@ -1,7 +1,7 @@
 import { invalidRequest } from '../errors.js';
 import { ENGINE_ITEM_VALIDATORS } from '../protocol/input-items.js';
 import { InvalidItemError } from '../protocol/item-validation.js';
-import type { InputItem, JsonObject } from '../protocol/responses.js';
+import type { InputItem, JsonObject, TextConfig, TextFormat } from '../protocol/responses.js';
 import { parseTools, toolItemValidator, type ParsedTool } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 import { isPlainObject } from '../tools/validate.js';
@@ -24,7 +24,7 @@ export interface CreateRequest {
   previousResponseId: string | null;
   /** `conversation` (a string or `{id}`): its items are prepended, the turn appended. */
   conversationId: string | null;
-  text: JsonObject;
+  text: TextConfig;
   reasoning: { effort: string | null; summary: string | null } | null;
   truncation: 'auto' | 'disabled';
   metadata: Record<string, string>;
@@ -135,6 +135,8 @@ function checkItem(item: unknown, param: string): InputItem {
   if (!isPlainObject(item)) throw new InvalidItemError(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
   const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
   if (typeof type !== 'string') throw new InvalidItemError(`Missing required parameter: '${param}.type'.`, `${param}.type`, 'missing_required_parameter');
+  // an id names the item in storage and streams: a string, or absent (then minted)
+  if (item.id !== undefined && item.id !== null && typeof item.id !== 'string') throw new InvalidItemError(`Invalid type for '${param}.id': expected a string.`, `${param}.id`, 'invalid_type');
   const validate = ENGINE_ITEM_VALIDATORS.get(type) ?? toolItemValidator(type);
   if (!validate) throw new InvalidItemError(`Invalid value: '${type}'. Unknown item type at '${param}.type'.`, `${param}.type`, 'invalid_value');
   return validate(item, param);
@@ -157,25 +159,37 @@ function parseInstructions(value: unknown): string | null {
   return value;
 }
 
-function parseText(value: unknown): JsonObject {
+function parseText(value: unknown): TextConfig {
   if (value === undefined || value === null) return { format: { type: 'text' }, verbosity: 'medium' };
   if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'text': expected an object.", 'text', 'invalid_type');
-  const format = value.format ?? { type: 'text' };
-  if (!isPlainObject(format)) throw invalidRequest("Invalid type for 'text.format': expected an object.", 'text.format', 'invalid_type');
-  switch (format.type) {
+  const verbosity = value.verbosity ?? 'medium';
+  if (verbosity !== 'low' && verbosity !== 'medium' && verbosity !== 'high') throw invalidRequest("Invalid value for 'text.verbosity'.", 'text.verbosity', 'invalid_value');
+  return { format: parseTextFormat(value.format), verbosity };
+}
+
+function parseTextFormat(value: unknown): TextFormat {
+  if (value === undefined || value === null) return { type: 'text' };
+  if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'text.format': expected an object.", 'text.format', 'invalid_type');
+  switch (value.type) {
     case 'text':
     case 'json_object':
-      break;
-    case 'json_schema':
-      if (typeof format.name !== 'string' || format.name.length === 0) throw invalidRequest("Missing required parameter: 'text.format.name'.", 'text.format.name', 'missing_required_parameter');
-      if (!isPlainObject(format.schema)) throw invalidRequest("Missing required parameter: 'text.format.schema'.", 'text.format.schema', 'missing_required_parameter');
-      break;
+      return { ...value, type: value.type };
+    case 'json_schema': {
+      const { name, schema, strict, description } = value;
+      if (typeof name !== 'string' || name.length === 0) throw invalidRequest("Missing required parameter: 'text.format.name'.", 'text.format.name', 'missing_required_parameter');
+      if (!isPlainObject(schema)) throw invalidRequest("Missing required parameter: 'text.format.schema'.", 'text.format.schema', 'missing_required_parameter');
+      return {
+        ...value,
+        type: 'json_schema',
+        name,
+        schema,
+        strict: typeof strict === 'boolean' ? strict : null,
+        description: typeof description === 'string' ? description : null,
+      };
+    }
     default:
       throw invalidRequest("Invalid value for 'text.format.type': expected 'text', 'json_object' or 'json_schema'.", 'text.format.type', 'invalid_value');
   }
-  const verbosity = value.verbosity ?? 'medium';
-  if (verbosity !== 'low' && verbosity !== 'medium' && verbosity !== 'high') throw invalidRequest("Invalid value for 'text.verbosity'.", 'text.verbosity', 'invalid_value');
-  return { format, verbosity };
 }
 
 function parseReasoning(value: unknown): CreateRequest['reasoning'] {

@@ -14,7 +14,9 @@ export type InputContentPart = InputTextPart | InputImagePart | InputFilePart;
 
 export interface UrlCitation { type: 'url_citation'; url: string; title: string; start_index: number; end_index: number }
 export interface FileCitation { type: 'file_citation'; file_id: string; filename: string; index: number }
-export type Annotation = UrlCitation | FileCitation | ({ type: string } & JsonObject);
+/** A file the code interpreter wrote, named in the answer (`/mnt/data/x.csv`). */
+export interface ContainerFileCitation { type: 'container_file_citation'; container_id: string; file_id: string; filename: string; start_index: number; end_index: number }
+export type Annotation = UrlCitation | FileCitation | ContainerFileCitation | ({ type: string } & JsonObject);
 
 export interface OutputTextPart { type: 'output_text'; text: string; annotations: Annotation[]; logprobs?: unknown[] }
 export interface RefusalPart { type: 'refusal'; refusal: string }
@@ -22,6 +24,11 @@ export type OutputContentPart = OutputTextPart | RefusalPart;
 
 export interface ReasoningTextPart { type: 'reasoning_text'; text: string }
 export interface SummaryTextPart { type: 'summary_text'; text: string }
+/** A bare `text` part (accepted in input messages, as some clients send it). */
+export interface PlainTextPart { type: 'text'; text: string }
+
+/** Any part a message's content may hold (input messages also echo output and reasoning parts). */
+export type MessageContentPart = InputContentPart | OutputContentPart | PlainTextPart | SummaryTextPart | ReasoningTextPart;
 
 // ---------- items ----------
 
@@ -40,7 +47,7 @@ export interface MessageItem extends ItemFields {
   id: string;
   role: 'user' | 'assistant' | 'system' | 'developer';
   status: ItemStatus;
-  content: Array<InputContentPart | OutputContentPart>;
+  content: MessageContentPart[];
   phase?: 'commentary' | 'final_answer';
 }
 
@@ -65,7 +72,8 @@ export interface FunctionCallItem extends ItemFields {
   name: string;
   namespace?: string;
   arguments: string;
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
 }
 
 export interface FunctionCallOutputItem extends ItemFields {
@@ -83,7 +91,8 @@ export interface CustomToolCallItem extends ItemFields {
   name: string;
   namespace?: string;
   input: string;
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
 }
 
 export interface CustomToolCallOutputItem extends ItemFields {
@@ -99,7 +108,8 @@ export interface ToolSearchCallItem extends ItemFields {
   call_id: string | null;
   arguments: unknown;
   execution: 'server' | 'client';
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
 }
 
 export interface ToolSearchOutputItem extends ItemFields {
@@ -107,7 +117,8 @@ export interface ToolSearchOutputItem extends ItemFields {
   id: string;
   call_id: string | null;
   execution: 'server' | 'client';
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
   tools: JsonObject[];
 }
 
@@ -153,7 +164,7 @@ export interface McpApprovalResponseItem extends ItemFields {
 export interface WebSearchCallItem extends ItemFields {
   type: 'web_search_call';
   id: string;
-  status: ToolCallStatus;
+  status?: ToolCallStatus;
   action?: JsonObject;
   results?: unknown;
 }
@@ -161,7 +172,7 @@ export interface WebSearchCallItem extends ItemFields {
 export interface FileSearchCallItem extends ItemFields {
   type: 'file_search_call';
   id: string;
-  status: ToolCallStatus;
+  status?: ToolCallStatus;
   queries: string[];
   results: JsonObject[] | null;
 }
@@ -169,7 +180,7 @@ export interface FileSearchCallItem extends ItemFields {
 export interface CodeInterpreterCallItem extends ItemFields {
   type: 'code_interpreter_call';
   id: string;
-  status: ToolCallStatus;
+  status?: ToolCallStatus;
   code: string | null;
   container_id: string;
   outputs: JsonObject[] | null;
@@ -215,12 +226,29 @@ export type ItemType = Item['type'];
  */
 export type InputItem = IncomingItem<Item> | ItemReference;
 
+/** An input item once its references are resolved: an item as the client sent it or as stored. */
+export type ResolvedInputItem = Exclude<InputItem, ItemReference>;
+
 type IncomingItem<T> = T extends MessageItem
   ? Without<T, 'id' | 'status' | 'content'> & { id?: string; status?: ItemStatus; content: string | T['content'] }
   : Without<T, 'id' | 'status'> & { id?: string } & Partial<Pick<T, Extract<keyof T, 'status'>>>;
 
 /** `Omit` that keeps an index signature's known fields (the built-in one drops them). */
 type Without<T, K> = { [P in keyof T as P extends K ? never : P]: T[P] };
+
+// ---------- request configuration ----------
+
+/** `text.format`: plain text, any JSON object, or JSON matching a schema. */
+export type TextFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: JsonObject; strict?: boolean | null; description?: string | null };
+
+/** The request's (and the Response's) `text` configuration. */
+export interface TextConfig {
+  format: TextFormat;
+  verbosity: 'low' | 'medium' | 'high';
+}
 
 // ---------- the Response object ----------
 
@@ -252,7 +280,7 @@ export interface ResponseObject {
   tool_choice: unknown;
   truncation: 'auto' | 'disabled';
   parallel_tool_calls: boolean;
-  text: JsonObject;
+  text: TextConfig;
   top_p: number;
   presence_penalty: number;
   frequency_penalty: number;
