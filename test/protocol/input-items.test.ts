@@ -8,7 +8,7 @@ import { ENGINE_ITEM_VALIDATORS, validateMessage } from '../../src/protocol/inpu
 import { InvalidItemError } from '../../src/protocol/item-validation.js';
 
 /** The 400 an item gets, as `{param, code}` (fails the test when it is accepted). */
-function rejection(item: unknown, param = 'input[0]'): { param: string | null; code: string } {
+function rejection(item: unknown, param = 'input[0]'): { param: string | null; code: string | null } {
   try {
     validateInputItem(item, param);
   } catch (err) {

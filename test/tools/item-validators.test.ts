@@ -6,7 +6,7 @@ import { GatewayError } from '../../src/errors.js';
 import * as handlers from '../../src/tools/handler-list.js';
 import { toolItemValidator } from '../../src/tools/registry.js';
 
-function rejection(item: unknown): { param: string | null; code: string } {
+function rejection(item: unknown): { param: string | null; code: string | null } {
   try {
     validateInputItem(item, 'input[2]');
   } catch (err) {
