@@ -11,7 +11,7 @@ export interface RequestContext {
   /** The model the request names (per-model settings such as tool_search's deferral mode). */
   model?: string;
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
-  priorItems?: readonly JsonObject[];
+  priorItems?: readonly Item[];
   /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
   tenant?: string;
 }
@@ -44,7 +44,7 @@ export interface GrammarSettings {
 /** What the discover stage may ask beyond declaration. */
 export interface DiscoverContext extends DeclareContext {
   /** The conversation before this request's tools are discovered (history, then input): earlier discoveries can be reused. */
-  priorItems: readonly JsonObject[];
+  priorItems: readonly Item[];
   signal: AbortSignal;
 }
 
@@ -74,14 +74,14 @@ export interface ApprovalGate {
    * turn runs. Throws a 400 naming the answer otherwise.
    */
   resolve(
-    history: readonly JsonObject[],
-    input: readonly JsonObject[],
+    history: readonly Item[],
+    input: readonly Item[],
     registry: RegistryView,
     check: (id: string, digest: string) => Promise<ApprovalVerdict>,
     offered?: ReadonlySet<string>,
   ): Promise<ApprovedCall[]>;
   /** The digest that binds an approval request item the turn emitted; undefined when the item is not this gate's. */
-  bind(item: JsonObject, registry: RegistryView): string | undefined;
+  bind(item: Item, registry: RegistryView): string | undefined;
 }
 
 /** The public lifecycle of an item that opens a turn (e.g. `mcp_list_tools`): added as `opened`, then these events, then done. */
@@ -129,11 +129,11 @@ export interface ToolHandler<D = JsonObject> {
    * Gateway types: the call as the model saw it, rebuilt from its public item, for when the
    * gateway no longer holds the call's model-facing record. Without `output` the result is gone.
    */
-  replayCall?(item: JsonObject): ReplayedCall;
+  replayCall?(item: Item): ReplayedCall;
   /** Public item types of this tool type that `replay` turns back into what the model saw (calls, outputs, approvals). */
   readonly replayItemTypes?: readonly string[];
   /** A stored or echoed item of `replayItemTypes` → its model-facing items (none: the model does not see it). */
-  replay?(item: JsonObject, ctx: ReplayContext): ModelItem[];
+  replay?(item: Item, ctx: ReplayContext): ModelItem[];
   /** Approvals this type's calls may need. */
   readonly gate?: ApprovalGate;
   /** Items this type's discovery produces at the start of a turn, and their events. */

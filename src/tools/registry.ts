@@ -249,9 +249,9 @@ export function withoutCredentials(tool: JsonObject): JsonObject {
 }
 
 /** An item as it may be stored or echoed: tool declarations it carries (`tool_search_output`) without credentials. */
-export function itemWithoutCredentials<T extends JsonObject>(item: T): T {
-  if (!Array.isArray(item.tools)) return item;
-  return { ...item, tools: (item.tools as unknown[]).map((tool) => (isPlainObject(tool) ? withoutCredentials(tool) : tool)) };
+export function itemWithoutCredentials(item: Item): Item {
+  if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) return item;
+  return { ...item, tools: item.tools.map((tool) => (isPlainObject(tool) ? withoutCredentials(tool) : tool)) };
 }
 
 export interface ResolvedToolChoice {

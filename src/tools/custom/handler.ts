@@ -93,10 +93,11 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   // the model called a function whose one parameter is the raw input
   items: { custom_tool_call: validateCustomToolCall, custom_tool_call_output: validateCustomToolCallOutput },
   replayItemTypes: ['custom_tool_call', 'custom_tool_call_output'],
-  replay: (item, ctx) =>
-    item.type === 'custom_tool_call_output'
-      ? [replayedOutput(item)]
-      : [{ type: 'function_call', callId: item.call_id as string, name: replayedName(ctx, 'custom', item.name as string, item.namespace), arguments: JSON.stringify({ [CUSTOM_INPUT_KEY]: item.input }) }],
+  replay(item, ctx) {
+    if (item.type === 'custom_tool_call_output') return [replayedOutput(item)];
+    if (item.type !== 'custom_tool_call') return [];
+    return [{ type: 'function_call', callId: item.call_id, name: replayedName(ctx, 'custom', item.name, item.namespace), arguments: JSON.stringify({ [CUSTOM_INPUT_KEY]: item.input }) }];
+  },
   normalize(decl, param, ctx): RegistryEntry[] {
     if (decl.unchecked) ctx.logOnce(`grammar-unchecked:${decl.name}`, `custom tool '${decl.name}': input not checked, its grammar uses unsupported syntax (${decl.unchecked})`);
     return [customEntry(decl, decl.name, param, undefined, ctx.grammar)];

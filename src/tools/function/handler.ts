@@ -35,10 +35,11 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
   parse: parseFunction,
   items: { function_call: validateFunctionCall, function_call_output: validateFunctionCallOutput },
   replayItemTypes: ['function_call', 'function_call_output'],
-  replay: (item, ctx) =>
-    item.type === 'function_call_output'
-      ? [replayedOutput(item)]
-      : [{ type: 'function_call', callId: item.call_id as string, name: replayedName(ctx, 'function', item.name as string, item.namespace), arguments: item.arguments as string }],
+  replay(item, ctx) {
+    if (item.type === 'function_call_output') return [replayedOutput(item)];
+    if (item.type !== 'function_call') return [];
+    return [{ type: 'function_call', callId: item.call_id, name: replayedName(ctx, 'function', item.name, item.namespace), arguments: item.arguments }];
+  },
   // echoed with the optional fields made explicit, as OpenAI does
   echo: (raw) => ({ ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null }),
   normalize(decl, param): RegistryEntry[] {

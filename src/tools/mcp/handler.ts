@@ -4,7 +4,7 @@ import { mcpModelName } from '../../mcp/naming.js';
 import type { McpToolInfo } from '../../mcp/pool.js';
 import type { McpServerRef } from '../../mcp/service.js';
 import type { ModelItem } from '../../protocol/model.js';
-import { ID_PREFIX, type Item, type JsonObject, type McpListToolsItem } from '../../protocol/responses.js';
+import { ID_PREFIX, type Item, type JsonObject, type McpApprovalRequestItem, type McpListToolsItem } from '../../protocol/responses.js';
 import { newId } from '../../util/ids.js';
 import { isValidHeaderName, isValidHeaderValue, redactUrl } from '../../util/redact.js';
 import { mcpApprovalGate } from './approvals.js';
@@ -53,10 +53,10 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
   // left out (a call without a result breaks most chat templates)
   replayItemTypes: ['mcp_approval_request', 'mcp_approval_response', 'mcp_list_tools'],
   replay(item, ctx) {
-    const requests = ctx.scratch('mcp_approval_requests', () => new Map<string, JsonObject>());
-    if (item.type === 'mcp_approval_request') requests.set(item.id as string, item);
+    const requests = ctx.scratch('mcp_approval_requests', () => new Map<string, McpApprovalRequestItem>());
+    if (item.type === 'mcp_approval_request') requests.set(item.id, item);
     if (item.type !== 'mcp_approval_response') return [];
-    const id = item.approval_request_id as string;
+    const id = item.approval_request_id;
     const request = requests.get(id);
     if (!request || ctx.answeredApprovals.has(id)) return [];
     ctx.answeredApprovals.add(id);
@@ -117,7 +117,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
     const prior = latestListing(ctx.priorItems, decl.label);
     if (prior && Array.isArray(prior.tools)) {
       // as OpenAI does: a listing already in the conversation is reused, not fetched again
-      const tools = (prior.tools as JsonObject[]).map((t) => ({
+      const tools = prior.tools.map((t) => ({
         name: String(t.name),
         description: typeof t.description === 'string' ? t.description : undefined,
         inputSchema: (t.input_schema as Record<string, unknown>) ?? { type: 'object', properties: {} },
@@ -165,8 +165,8 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
 };
 
 /** The latest successful `mcp_list_tools` of a server in the conversation (history, then this input). */
-function latestListing(items: readonly JsonObject[], label: string): JsonObject | undefined {
-  let latest: JsonObject | undefined;
+function latestListing(items: readonly Item[], label: string): McpListToolsItem | undefined {
+  let latest: McpListToolsItem | undefined;
   for (const item of items) if (item.type === 'mcp_list_tools' && item.server_label === label && !item.error) latest = item;
   return latest;
 }

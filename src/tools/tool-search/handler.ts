@@ -44,7 +44,8 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
     if (item.type === 'tool_search_call') {
       return [{ type: 'function_call', callId: callIdOf(item), name: TOOL_SEARCH_NAME, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) }];
     }
-    const tools = Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [];
+    if (item.type !== 'tool_search_output') return [];
+    const tools = Array.isArray(item.tools) ? item.tools : [];
     const names = tools.map((t) => (t.type === 'namespace' ? `${String(t.name)} (namespace)` : String(t.name ?? t.type)));
     return [{ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' }];
   },
