@@ -8,7 +8,8 @@ import { Engine, GatewayShutdown, type TurnObserver } from './engine/turn.js';
 import { InflightTurns } from './http/inflight.js';
 import { opsRoutes, type Readiness } from './http/ops-routes.js';
 import { passthroughRoutes } from './http/passthrough-routes.js';
-import { createHttpServer } from './http/server.js';
+import { createDispatch, type Dispatch } from './http/dispatch.js';
+import { createHttpServer, type HttpDeps } from './http/server.js';
 import { RequestObserver } from './observability/access-log.js';
 import { countStoreErrors, instrumentMcp, timedExecution } from './observability/instrument.js';
 import { GatewayMetrics } from './observability/metrics.js';
@@ -63,6 +64,8 @@ export interface Gateway {
   simulator: Simulator | undefined;
   /** Prometheus metrics (undefined when `metrics.enabled` is false). */
   metrics: GatewayMetrics | undefined;
+  /** Answers one request without a socket (route tests): the function the HTTP server calls. */
+  dispatch: Dispatch;
   close(): Promise<void>;
 }
 
@@ -217,7 +220,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     return upstream.reachable(AbortSignal.timeout(primary.connectTimeoutMs + 2_000));
   };
   const compactDeps = { engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay };
-  const server = createHttpServer({
+  const httpDeps: HttpDeps = {
     // Codex's remote compaction: a create request ending in compaction_trigger
     compactOnTrigger: compactionTriggerHandler(compactDeps),
     engine,
@@ -247,7 +250,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...withCodexCatalog(messagesRoutes({ engine, log, maxBodyBytes: config.limits.maxBodyBytes, listModels, upstreamBaseUrl: primary.url!, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay }), listModels, config.clients),
     ],
     listModels,
-  });
+  };
+  const dispatch = createDispatch(httpDeps);
+  const server = createHttpServer(httpDeps, dispatch);
   const responsesWs = attachResponsesWebSocket(server, { engine, store, log, maxMessageBytes: config.limits.maxBodyBytes, keys, limiter });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -305,6 +310,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     config,
     simulator,
     metrics,
+    dispatch,
     close() {
       closed ??= shutdown();
       return closed;

@@ -90,7 +90,7 @@ function defaultText(key: KeyInfo): string {
   return `\`${JSON.stringify(value)}\``;
 }
 
-/** The README's configuration table, generated from the schema (test/config.test.ts keeps them equal). */
+/** The README's configuration table, generated from the schema (test/config/config.test.ts keeps them equal). */
 export function configTable(): string {
   const rows = ['| Key | Flag | Environment | Default | Meaning |', '|---|---|---|---|---|'];
   for (const key of listKeys()) {

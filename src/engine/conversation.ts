@@ -6,6 +6,7 @@ import type { GatewayCallRecord } from '../store/store.js';
 import type { DiscoverContext, ReplayContext, ToolHandler } from '../tools/handler.js';
 import { discoverTools, handlerForCallItem, handlerForReplayItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
+import { deepFreeze } from '../util/freeze.js';
 
 /**
  * Public items (history + this turn's input) → the neutral model conversation. Messages,
@@ -50,28 +51,78 @@ export function toModelItems(items: readonly Item[], registry: ToolRegistry, rec
     flushOutputs();
     switch (item.type) {
       case 'message':
-        out.push({ type: 'message', role: item.role, content: toModelParts(item.content) });
+      case 'reasoning':
+      case 'compaction':
+        out.push(...convertedOnce(item, engineItemToModel));
         break;
-      case 'reasoning': {
-        const text = reasoningText(item);
-        if (text) out.push({ type: 'reasoning', text });
-        break;
-      }
-      case 'compaction': {
-        // a summary this gateway made stands for the conversation before it
-        const summary = compactionToModelItem(item);
-        if (summary) out.push(summary);
-        break;
-      }
-      default:
+      default: {
         // a tool type's own items (client calls and outputs, approvals) replay through its
         // handler; items nobody replays (hosted-call bookkeeping) carry no model-visible turn
-        out.push(...(handlerForReplayItem(item.type)?.replay?.(item, ctx) ?? []));
+        const replayed = handlerForReplayItem(item.type)?.replay?.(item, ctx) ?? [];
+        out.push(...sameAsBefore(item, replayed));
         break;
+      }
     }
   }
   flushOutputs();
   return out;
+}
+
+/** A message, reasoning or compaction item in the model's terms (none when it carries nothing). */
+function engineItemToModel(item: Item): ModelItem[] {
+  switch (item.type) {
+    case 'message':
+      return [{ type: 'message', role: item.role, content: toModelParts(item.content) }];
+    case 'reasoning': {
+      const text = reasoningText(item);
+      return text ? [{ type: 'reasoning', text }] : [];
+    }
+    default: {
+      // a summary this gateway made stands for the conversation before it
+      const summary = compactionToModelItem(item);
+      return summary ? [summary] : [];
+    }
+  }
+}
+
+/**
+ * The model items of stored history items, kept per item. A chain's records come frozen from the
+ * store's chain cache and are the same objects turn after turn: converting each once, and handing
+ * the upstream encoder the same frozen model items, lets it keep their serialisation too (issue
+ * 16: a continued turn's cost must not grow with the chain). Unfrozen items (this turn's input)
+ * are converted every time.
+ */
+const modelItemsOf = new WeakMap<object, readonly ModelItem[]>();
+
+function convertedOnce(item: Item, convert: (item: Item) => ModelItem[]): readonly ModelItem[] {
+  if (!Object.isFrozen(item)) return convert(item);
+  let converted = modelItemsOf.get(item);
+  if (converted === undefined) {
+    converted = deepFreeze(convert(item));
+    modelItemsOf.set(item, converted);
+  }
+  return converted;
+}
+
+/**
+ * A tool type's replay of a stored item depends on the request (the names its tools have now), so
+ * it runs every turn; when it gives what it gave last time, last time's frozen objects are used.
+ */
+function sameAsBefore(item: Item, replayed: ModelItem[]): readonly ModelItem[] {
+  if (!Object.isFrozen(item)) return replayed;
+  const before = modelItemsOf.get(item);
+  if (before !== undefined && before.length === replayed.length && before.every((b, i) => sameFields(b, replayed[i]))) return before;
+  const frozen = deepFreeze(replayed);
+  modelItemsOf.set(item, frozen);
+  return frozen;
+}
+
+/** Shallow equality of two model items whose fields are strings (calls and outputs); messages never match. */
+function sameFields(a: ModelItem, b: ModelItem): boolean {
+  if (a.type !== b.type || a.type === 'message') return false;
+  const keysA = Object.keys(a);
+  if (keysA.length !== Object.keys(b).length) return false;
+  return keysA.every((key) => (a as unknown as Record<string, unknown>)[key] === (b as unknown as Record<string, unknown>)[key]);
 }
 
 /** Replays one gateway call: its call into `out`, its result into `outputs` (see toModelItems). */

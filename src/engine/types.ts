@@ -94,7 +94,7 @@ export interface PrepareOptions {
    * Resolves `previous_response_id` to its chain (oldest first) before the store is asked —
    * e.g. a WebSocket connection's cache of its own `store: false` turns.
    */
-  resolvePrevious?: (id: string) => Promise<StoredResponse[] | undefined>;
+  resolvePrevious?: (id: string) => Promise<readonly StoredResponse[] | undefined>;
   /**
    * Build the turn without side effects (token counting, compaction requests): no conversation
    * lease, no approval used up, no auto-compaction. Such a turn is not meant to be run.

@@ -1,7 +1,7 @@
 /**
  * Metadata of the Files and Vector Stores APIs and the retrieval index behind file_search, as one
  * narrow interface with two implementations (SQLite embedded, PostgreSQL for replicas) that pass
- * one conformance suite (test/file-search-store.test.ts).
+ * one conformance suite (test/files/file-search-store.test.ts).
  *
  * One interface rather than two because a file's chunks are published in the same transaction
  * that marks it `completed`: a reader sees all of a file or none of it.

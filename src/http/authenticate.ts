@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { HttpRequest } from './exchange.js';
 import type { ApiKey, KeyRing } from '../auth/key-ring.js';
 import { Errors } from '../errors.js';
 
@@ -10,7 +10,7 @@ export function needsKey(path: string): boolean {
 }
 
 /** The key a client sent: `Authorization: Bearer …` (OpenAI clients) or `x-api-key` (Anthropic clients). */
-export function presentedKey(req: IncomingMessage): string | undefined {
+export function presentedKey(req: HttpRequest): string | undefined {
   const authorization = req.headers.authorization;
   if (typeof authorization === 'string') {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -21,7 +21,7 @@ export function presentedKey(req: IncomingMessage): string | undefined {
 }
 
 /** A 401 `invalid_api_key` when the key is missing or not accepted. */
-export function authenticate(ring: KeyRing, req: IncomingMessage): ApiKey {
+export function authenticate(ring: KeyRing, req: HttpRequest): ApiKey {
   const presented = presentedKey(req);
   if (presented === undefined) {
     throw Errors.invalidApiKey("You didn't provide an API key. Send it as 'Authorization: Bearer <key>' (or 'x-api-key: <key>').");

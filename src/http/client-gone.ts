@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { HttpResponse } from './exchange.js';
 import { abortSoon } from './abort-batches.js';
 
 /**
@@ -7,7 +7,7 @@ import { abortSoon } from './abort-batches.js';
  * The abort comes within the next event-loop turns, batched (`abortSoon`): a burst of closes
  * does not hold the loop for all of them at once.
  */
-export function abortWhenClientLeaves(res: ServerResponse): { controller: AbortController; release: () => void } {
+export function abortWhenClientLeaves(res: HttpResponse): { controller: AbortController; release: () => void } {
   const controller = new AbortController();
   const onClose = () => {
     if (!res.writableFinished) abortSoon(controller);

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 import { invalidRequest } from '../errors.js';
 import { compactConversation, keptPublicItems, type CompactionResult } from '../engine/compaction.js';
 import { countInputTokens } from '../engine/token-count.js';
@@ -51,13 +51,13 @@ export function compactRoutes(deps: CompactRouteDeps): Route[] {
  * parameters, e.g. `prompt_cache_key`, are accepted and ignored) → `{id, object:
  * "response.compaction", created_at, output: [compaction, ...kept items], usage}`.
  */
-async function compact(deps: CompactRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function compact(deps: CompactRouteDeps, req: HttpRequest, res: HttpResponse): Promise<void> {
   const body = objectBody(await readJsonBody(req, deps.maxBodyBytes));
   await withAbort(res, async (signal) => sendJson(res, 200, await compactBody(deps, body, req, signal)));
 }
 
 /** The compaction of a compact (or create) request body: `[compaction item, ...kept items]`. */
-export async function compactBody(deps: CompactRouteDeps, body: JsonObject, req: IncomingMessage, signal: AbortSignal, options: { keepNothing?: boolean } = {}): Promise<CompactionResult> {
+export async function compactBody(deps: CompactRouteDeps, body: JsonObject, req: HttpRequest, signal: AbortSignal, options: { keepNothing?: boolean } = {}): Promise<CompactionResult> {
   const { input, pending } = splitPendingApprovals(body.input);
   const turn = await deps.engine.prepare(
     { model: body.model, input, instructions: body.instructions, previous_response_id: body.previous_response_id, store: false },
@@ -86,7 +86,7 @@ export async function compactBody(deps: CompactRouteDeps, body: JsonObject, req:
  * `/tokenize` when it answers within the timeout, else from `estimateTokens`; the header
  * `x-switchyard-token-count` says which (`upstream` | `estimate`).
  */
-async function inputTokens(deps: CompactRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function inputTokens(deps: CompactRouteDeps, req: HttpRequest, res: HttpResponse): Promise<void> {
   const body = objectBody(await readJsonBody(req, deps.maxBodyBytes));
   await withAbort(res, async (signal) => {
     const { input } = splitPendingApprovals(body.input);
@@ -107,7 +107,7 @@ function objectBody(body: unknown): JsonObject {
 }
 
 /** Runs `fn` with a signal that aborts when the client goes away before the answer is sent. */
-export async function withAbort(res: ServerResponse, fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
+export async function withAbort(res: HttpResponse, fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
   const { controller, release } = abortWhenClientLeaves(res);
   try {
     await fn(controller.signal);

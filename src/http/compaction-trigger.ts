@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 import type { JsonObject } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import { compactBody, withAbort, type CompactRouteDeps } from './compact-routes.js';
@@ -14,7 +14,7 @@ import { SseWriter } from './sse-writer.js';
  * it comes back as input.
  */
 export function compactionTriggerHandler(deps: CompactRouteDeps) {
-  return async (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (body: Record<string, unknown>, req: HttpRequest, res: HttpResponse): Promise<void> => {
     const input = (body.input as unknown[]).slice(0, -1);
     await withAbort(res, async (signal) => {
       // Codex keeps its own user messages and replaces everything else with the compaction item:

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { HttpRequest } from './exchange.js';
 import { pipeline } from 'node:stream/promises';
 import { Errors, invalidRequest, notFound } from '../errors.js';
 import { ContainerError, type ContainerService } from '../containers/service.js';
@@ -20,8 +20,8 @@ const CONTENT = /^\/v1\/containers\/([^/]+)\/files\/([^/]+)\/content$/;
  * Every container belongs to a tenant: the request's API key's (the default tenant while authentication is off).
  */
 export function containerRoutes(service: ContainerService, options: { maxBodyBytes: number; maxUploadBytes: number }): Route[] {
-  const owner = (req: IncomingMessage) => tenantOf(req);
-  const container = async (req: IncomingMessage, id: string): Promise<ContainerRecord> => {
+  const owner = (req: HttpRequest) => tenantOf(req);
+  const container = async (req: HttpRequest, id: string): Promise<ContainerRecord> => {
     const found = await service.get(id, owner(req));
     if (!found) throw notFound(`Container with id '${id}' not found.`, 'container_not_found');
     return found;
@@ -129,7 +129,7 @@ function parseCreate(body: JsonObject): { name: string; memoryLimit?: string; ex
 }
 
 /** A multipart upload (`file` part), as the OpenAI SDK sends it; a JSON `file_id` needs the Files API. */
-async function readUpload(req: IncomingMessage, maxUploadBytes: number, maxBodyBytes: number): Promise<{ filename: string; data: Uint8Array }> {
+async function readUpload(req: HttpRequest, maxUploadBytes: number, maxBodyBytes: number): Promise<{ filename: string; data: Uint8Array }> {
   const type = req.headers['content-type'] ?? '';
   if (type.startsWith('application/json')) {
     const body = await readJsonBody(req, maxBodyBytes);

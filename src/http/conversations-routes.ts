@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { HttpRequest } from './exchange.js';
 import { invalidRequest, notFound, type GatewayError } from '../errors.js';
 import { parseMetadata, validateInputItem } from '../engine/request.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
@@ -19,7 +19,7 @@ const ITEM = /^\/v1\/conversations\/([^/]+)\/items\/([^/]+)$/;
 
 /** The Conversations API: `/v1/conversations` and its items, over a ConversationStore. */
 export function conversationRoutes(store: ConversationStore, maxBodyBytes: number): Route[] {
-  const body = async (req: IncomingMessage): Promise<JsonObject> => {
+  const body = async (req: HttpRequest): Promise<JsonObject> => {
     const value = await readJsonBody(req, maxBodyBytes);
     if (!isPlainObject(value)) throw invalidRequest('The request body must be a JSON object.', null, 'invalid_type');
     return value;

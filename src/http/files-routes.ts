@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { HttpRequest } from './exchange.js';
 import busboy from 'busboy';
 import { Errors, invalidRequest, notFound } from '../errors.js';
 import { BlobTooLargeError, type BlobStore } from '../files/blobs.js';
@@ -103,7 +103,7 @@ function tenantFilesRoutes(deps: FilesDeps, owner: string): Route[] {
 }
 
 /** Parses `multipart/form-data` (`file`, `purpose`, `expires_after[…]`), streaming the file to its blob. */
-async function receiveUpload(req: IncomingMessage, deps: FilesDeps, owner: string): Promise<FileRecord> {
+async function receiveUpload(req: HttpRequest, deps: FilesDeps, owner: string): Promise<FileRecord> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) throw invalidRequest("The request must be 'multipart/form-data' with a 'file' and a 'purpose'.", null, 'invalid_request');
   const declared = Number(req.headers['content-length']);

@@ -1,22 +1,22 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 import { Errors, GatewayError, invalidRequest } from '../errors.js';
 import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
 import { noteModel } from '../observability/request-context.js';
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, err: GatewayError): void {
+export function sendError(res: HttpResponse, err: GatewayError): void {
   const headers: Record<string, string> = {};
   if (err.status >= 500) headers['x-should-retry'] = String(err.retryable);
   sendJson(res, err.status, err.toBody(), headers);
 }
 
 /** Reads a JSON body, refusing more than `limit` bytes with 413 before buffering them. */
-export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readJsonBody(req: HttpRequest, limit: number): Promise<unknown> {
   const body = await readRawBody(req, limit);
   const text = body.toString('utf8');
   if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
@@ -26,7 +26,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
 }
 
 /** Reads a body as bytes, refusing more than `limit` bytes with 413 before buffering them. */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export async function readRawBody(req: HttpRequest, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   // plain events rather than an async iterator: this runs on every request

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { HeaderTarget } from '../observability/request-context.js';
 import type { ApiKey } from '../auth/key-ring.js';
 import { Errors, type GatewayError } from '../errors.js';
 
@@ -29,7 +29,7 @@ export class Limiter {
   constructor(private readonly options: LimiterOptions) {}
 
   /** Counts one request of `key` against its rpm; sets the `x-ratelimit-*` headers on `res`; a 429 when none is left. */
-  request(key: ApiKey, res: ServerResponse | undefined, now = Date.now()): void {
+  request(key: ApiKey, res: HeaderTarget | undefined, now = Date.now()): void {
     const rpm = key.rpm;
     if (rpm === undefined) return;
     const perMs = rpm / 60_000;
@@ -52,7 +52,7 @@ export class Limiter {
   }
 
   /** Takes a turn slot (the gateway's and the key's); the returned function gives it back (once). */
-  turn(key: ApiKey | undefined, res?: ServerResponse): () => void {
+  turn(key: ApiKey | undefined, res?: HeaderTarget): () => void {
     const max = this.options.maxConcurrentTurns;
     if (max > 0 && this.turns >= max) throw this.busy(res, `The gateway is running its limit of ${max} turns at once; retry shortly.`);
     const perKey = key?.maxConcurrent;
@@ -74,7 +74,7 @@ export class Limiter {
   }
 
   /** Takes an open-stream slot; the returned function gives it back (once). */
-  stream(res?: ServerResponse): () => void {
+  stream(res?: HeaderTarget): () => void {
     const max = this.options.maxOpenStreams;
     if (max > 0 && this.streams >= max) throw this.busy(res, `The gateway has its limit of ${max} event streams open; retry shortly.`);
     this.streams++;
@@ -90,7 +90,7 @@ export class Limiter {
     return this.turns;
   }
 
-  private busy(res: ServerResponse | undefined, message: string): GatewayError {
+  private busy(res: HeaderTarget | undefined, message: string): GatewayError {
     if (res && !res.headersSent) res.setHeader('retry-after', '1');
     return Errors.rateLimited(message);
   }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 import { Errors, GatewayError, notFound } from '../errors.js';
 import { countInputTokens, estimateTokens } from '../engine/token-count.js';
 import type { Engine } from '../engine/turn.js';
@@ -50,7 +50,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Route[] {
   ];
 }
 
-async function withErrors(deps: MessagesRouteDeps, res: ServerResponse, handle: (requestId: string) => Promise<void>): Promise<void> {
+async function withErrors(deps: MessagesRouteDeps, res: HttpResponse, handle: (requestId: string) => Promise<void>): Promise<void> {
   const requestId = newId('req');
   res.setHeader('request-id', requestId);
   try {
@@ -65,7 +65,7 @@ async function withErrors(deps: MessagesRouteDeps, res: ServerResponse, handle: 
   }
 }
 
-async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: HttpRequest, res: HttpResponse, requestId: string): Promise<void> {
   const decoded = decodeMessagesRequest(await readJsonBody(req, deps.maxBodyBytes));
   logIgnored(deps, decoded, requestId);
   if (decoded.stream) admitStream(res);
@@ -119,7 +119,7 @@ async function clampMaxTokens(turn: PreparedTurn, limits: ModelLimits): Promise<
 }
 
 /** `POST /v1/messages/count_tokens` → `{input_tokens}`: the upstream's tokenizer where it has one, else the estimate. */
-async function countTokens(deps: MessagesRouteDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+async function countTokens(deps: MessagesRouteDeps, req: HttpRequest, res: HttpResponse, requestId: string): Promise<void> {
   const raw = await readJsonBody(req, deps.maxBodyBytes);
   // count_tokens takes a create request without max_tokens
   const decoded = decodeMessagesRequest(raw, { requireMaxTokens: false });
@@ -154,24 +154,24 @@ function anthropicModel(m: ListedModel & { id: string }) {
 }
 
 /** `GET /v1/models` in Anthropic's shape: `{data: [{type: "model", id, display_name, created_at}], has_more, first_id, last_id}`. */
-async function listModels(deps: MessagesRouteDeps, res: ServerResponse, requestId: string): Promise<void> {
+async function listModels(deps: MessagesRouteDeps, res: HttpResponse, requestId: string): Promise<void> {
   const data = (await upstreamModels(deps)).map(anthropicModel);
   sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }, { 'request-id': requestId });
 }
 
-async function listOpenAiModels(deps: MessagesRouteDeps, res: ServerResponse): Promise<void> {
+async function listOpenAiModels(deps: MessagesRouteDeps, res: HttpResponse): Promise<void> {
   sendJson(res, 200, await deps.listModels());
 }
 
 /** `GET /v1/models/{id}` (Anthropic's shape): one of the upstream's listed models, else 404. */
-async function getModel(deps: MessagesRouteDeps, id: string, res: ServerResponse, requestId: string): Promise<void> {
+async function getModel(deps: MessagesRouteDeps, id: string, res: HttpResponse, requestId: string): Promise<void> {
   const model = (await upstreamModels(deps)).find((m) => m.id === id);
   if (!model) throw notFound(`model: ${id}`, 'model_not_found', 'model');
   sendJson(res, 200, anthropicModel(model), { 'request-id': requestId });
 }
 
 /** `GET /v1/models/{id}` for OpenAI clients: the upstream's own entry. */
-async function getOpenAiModel(deps: MessagesRouteDeps, id: string, res: ServerResponse): Promise<void> {
+async function getOpenAiModel(deps: MessagesRouteDeps, id: string, res: HttpResponse): Promise<void> {
   const model = (await upstreamModels(deps)).find((m) => m.id === id);
   if (!model) throw notFound(`The model '${id}' does not exist.`, 'model_not_found', 'model');
   sendJson(res, 200, model);

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 import { pipeline } from 'node:stream/promises';
 import { invalidRequest } from '../errors.js';
 import type { UpstreamRouter } from '../upstream/router.js';
@@ -22,7 +22,7 @@ export function passthroughRoutes(router: UpstreamRouter, maxBodyBytes: number):
   ];
 }
 
-async function forward(router: UpstreamRouter, path: string, maxBodyBytes: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function forward(router: UpstreamRouter, path: string, maxBodyBytes: number, req: HttpRequest, res: HttpResponse): Promise<void> {
   const body = await readRawBody(req, maxBodyBytes);
   let parsed: unknown;
   try {

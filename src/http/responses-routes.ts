@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 import { Errors, type ErrorCode, invalidRequest, notFound } from '../errors.js';
 import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine } from '../engine/turn.js';
@@ -20,11 +20,11 @@ export interface ResponsesRouteDeps {
   /** Foreground turns, for a graceful shutdown. */
   inflight?: InflightTurns;
   /** A create request whose input ends in `compaction_trigger` (Codex's remote compaction v2). */
-  compactOnTrigger?: (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  compactOnTrigger?: (body: Record<string, unknown>, req: HttpRequest, res: HttpResponse) => Promise<void>;
 }
 
 /** `POST /v1/responses`: validation errors are HTTP errors; once streaming, errors are events. */
-export async function createResponse(deps: ResponsesRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest, res: HttpResponse): Promise<void> {
   const body = await readJsonBody(req, deps.maxBodyBytes);
   const input = (body as { input?: unknown } | null)?.input;
   if (deps.compactOnTrigger && Array.isArray(input) && (input.at(-1) as { type?: unknown } | null)?.type === 'compaction_trigger') {
@@ -80,7 +80,7 @@ async function ownedResponse(deps: ResponsesRouteDeps, id: string, tenant: strin
   return record;
 }
 
-export async function getResponse(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+export async function getResponse(deps: ResponsesRouteDeps, req: HttpRequest, id: string, query: URLSearchParams, res: HttpResponse): Promise<void> {
   const record = await ownedResponse(deps, id, tenantOf(req));
   if (query.get('stream') !== 'true') {
     sendJson(res, 200, record.response);
@@ -104,7 +104,7 @@ export async function getResponse(deps: ResponsesRouteDeps, req: IncomingMessage
 }
 
 /** `POST /v1/responses/{id}/cancel`: only background runs can be cancelled. */
-export async function cancelResponse(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, res: ServerResponse): Promise<void> {
+export async function cancelResponse(deps: ResponsesRouteDeps, req: HttpRequest, id: string, res: HttpResponse): Promise<void> {
   const record = await ownedResponse(deps, id, tenantOf(req));
   if (!record.response.background) throw invalidRequest('Only responses created with background: true can be cancelled.', null, 'response_not_cancellable');
   if (record.response.status !== 'queued' && record.response.status !== 'in_progress') {
@@ -132,7 +132,7 @@ function eventType(json: string): string {
   return json.slice(9, json.indexOf('"', 9));
 }
 
-export async function deleteResponse(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, res: ServerResponse): Promise<void> {
+export async function deleteResponse(deps: ResponsesRouteDeps, req: HttpRequest, id: string, res: HttpResponse): Promise<void> {
   const record = await ownedResponse(deps, id, tenantOf(req));
   // a running response would be written back by its own next save: it must finish (or be cancelled) first
   if (record.response.status === 'queued' || record.response.status === 'in_progress') {
@@ -142,7 +142,7 @@ export async function deleteResponse(deps: ResponsesRouteDeps, req: IncomingMess
   sendJson(res, 200, { id, object: 'response.deleted', deleted: true });
 }
 
-export async function listInputItems(deps: ResponsesRouteDeps, req: IncomingMessage, id: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+export async function listInputItems(deps: ResponsesRouteDeps, req: HttpRequest, id: string, query: URLSearchParams, res: HttpResponse): Promise<void> {
   const options = parseListQuery(query);
   const page = pageItems((await ownedResponse(deps, id, tenantOf(req))).inputItems, options);
   sendJson(res, 200, { object: 'list', data: page.data, first_id: page.firstId, last_id: page.lastId, has_more: page.hasMore });

@@ -1,10 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 
 /** One HTTP route: method + path pattern (a string, or a RegExp whose groups are the params). */
 export interface Route {
   method: 'GET' | 'POST' | 'DELETE';
   path: string | RegExp;
-  handle(req: IncomingMessage, res: ServerResponse, params: string[], query: URLSearchParams): Promise<void> | void;
+  handle(req: HttpRequest, res: HttpResponse, params: string[], query: URLSearchParams): Promise<void> | void;
   /** Runs a model turn (counted against the concurrent-turn limits while it is answered). */
   turn?: boolean;
 }

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { HttpResponse } from './exchange.js';
 import { encodeSseEvent } from '../protocol/sse.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -15,7 +15,7 @@ export class SseWriter {
 
   /** `keepaliveText`: what a quiet stream sends (an SSE comment; the Messages surface sends `ping` events). */
   constructor(
-    private readonly res: ServerResponse,
+    private readonly res: HttpResponse,
     private readonly keepaliveText = ': keepalive\n\n',
   ) {}
 

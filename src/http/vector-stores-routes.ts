@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRequest, HttpResponse } from './exchange.js';
 import { invalidRequest, notFound } from '../errors.js';
 import { parseMetadata } from '../engine/request.js';
 import { type BatchView, type FileSearchStore, type StoreFileRecord, type StoreFileStatus, type VectorStoreView } from '../files/store.js';
@@ -89,7 +89,7 @@ export function vectorStoresRoutes(deps: VectorStoresDeps): Route[] {
 
 function tenantVectorStoresRoutes(deps: VectorStoresDeps, owner: string): Route[] {
   const { store } = deps;
-  const body = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
+  const body = async (req: HttpRequest): Promise<Record<string, unknown>> => {
     const value = await readJsonBody(req, deps.maxBodyBytes);
     if (!isPlainObject(value)) throw invalidRequest('The request body must be a JSON object.', null, 'invalid_type');
     return value;
@@ -115,10 +115,10 @@ function tenantVectorStoresRoutes(deps: VectorStoresDeps, owner: string): Route[
   const checkFiles = async (fileIds: string[], param: string) => {
     for (const [i, id] of fileIds.entries()) if (!(await store.getFile(owner, id))) throw notFound(`No file found with id '${id}'.`, null, `${param}[${i}]`);
   };
-  const send = (res: ServerResponse, object: Record<string, unknown>, inProgress: boolean) =>
+  const send = (res: HttpResponse, object: Record<string, unknown>, inProgress: boolean) =>
     sendJson(res, 200, object, inProgress ? { 'openai-poll-after-ms': String(deps.pollAfterMs) } : {});
-  const sendStore = (res: ServerResponse, v: VectorStoreView) => send(res, vectorStoreObject(v), v.fileCounts.in_progress > 0);
-  const sendBatch = (res: ServerResponse, b: BatchView) => send(res, batchObject(b), b.fileCounts.in_progress > 0);
+  const sendStore = (res: HttpResponse, v: VectorStoreView) => send(res, vectorStoreObject(v), v.fileCounts.in_progress > 0);
+  const sendBatch = (res: HttpResponse, b: BatchView) => send(res, batchObject(b), b.fileCounts.in_progress > 0);
 
   return [
     {

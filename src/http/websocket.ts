@@ -135,7 +135,7 @@ class Connection {
   private closed = false;
   private alive = true;
   private current: AbortController | undefined;
-  private readonly cache = new Map<string, StoredResponse[]>();
+  private readonly cache = new Map<string, readonly StoredResponse[]>();
   private corked = false;
   /** The upgrade's `Authorization` header, for when the gateway authenticates clients. */
   readonly authorization: string | undefined;
@@ -266,7 +266,7 @@ class Connection {
     };
     try {
       // the chain this turn continues, from the cache or the store, is what its own entry extends
-      let parentChain: StoredResponse[] | undefined;
+      let parentChain: readonly StoredResponse[] | undefined;
       const resolvePrevious = async (id: string) => (parentChain = (await this.resolvePrevious(id)) ?? (await this.deps.store.chain(id)));
       const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious, tenant: this.key?.tenant ?? DEFAULT_TENANT });
       await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
@@ -291,7 +291,7 @@ class Connection {
    * records are shared, so that is a list of references), so evicting an old entry never cuts the
    * history of a newer one; an id that is not cached is left to the store.
    */
-  private async resolvePrevious(id: string): Promise<StoredResponse[] | undefined> {
+  private async resolvePrevious(id: string): Promise<readonly StoredResponse[] | undefined> {
     const chain = this.cache.get(id);
     if (!chain) return undefined; // the engine asks the store
     this.touch(id, chain);
@@ -299,7 +299,7 @@ class Connection {
   }
 
   /** Caches a settled response with the chain it continued (resolved for its own turn). */
-  private remember(record: StoredResponse, parentChain: StoredResponse[] | undefined): void {
+  private remember(record: StoredResponse, parentChain: readonly StoredResponse[] | undefined): void {
     if (this.closed) return;
     this.touch(record.response.id, [...(parentChain ?? []), record]);
     while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
@@ -315,7 +315,7 @@ class Connection {
   }
 
   /** Marks an entry most recently used (a Map iterates in insertion order). */
-  private touch(id: string, chain: StoredResponse[]): void {
+  private touch(id: string, chain: readonly StoredResponse[]): void {
     this.cache.delete(id);
     this.cache.set(id, chain);
   }

@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { toGatewayError } from '../errors.js';
 import { messagesErrorType, type MessagesErrorBody } from '../protocol/messages.js';
 
@@ -7,7 +6,7 @@ import { messagesErrorType, type MessagesErrorBody } from '../protocol/messages.
  * `{"type":"error","error":{"type","message"},"request_id"}` with the matching status. The
  * status comes from the gateway's one error catalogue; only the body differs from `/v1/responses`.
  */
-export function sendMessagesError(res: ServerResponse, err: unknown, requestId: string): void {
+export function sendMessagesError(res: { writeHead(status: number, headers: Record<string, string>): unknown; end(text: string): unknown }, err: unknown, requestId: string): void {
   const known = toGatewayError(err);
   const body: MessagesErrorBody = {
     type: 'error',

@@ -27,7 +27,10 @@ const MAX_REDIRECTS = 3;
 const CONCURRENCY = 4;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-/** Rewrites the model-facing image parts of a turn in place. */
+/**
+ * Rewrites the model-facing image parts of a turn: a message holding one is replaced in `items` by
+ * a copy (model items of stored history are shared and frozen, never changed in place).
+ */
 export interface ImageUrlHandler {
   prepare(items: ModelItem[], signal: AbortSignal): Promise<void>;
 }
@@ -99,27 +102,30 @@ export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler
     async prepare(items, signal) {
       const parts = remoteImageParts(items);
       if (parts.length === 0) return;
-      const urls = [...new Set(parts.map((part) => part.url))];
+      const urls = [...new Set(parts.map((part) => part.part.url))];
       const inlined = new Map<string, string>();
       for (let i = 0; i < urls.length; i += CONCURRENCY) {
         const batch = urls.slice(i, i + CONCURRENCY);
         const data = await Promise.all(batch.map((url) => fetchImage(url, signal)));
         batch.forEach((url, j) => inlined.set(url, data[j]));
       }
-      for (const part of parts) part.url = inlined.get(part.url)!;
+      for (const index of new Set(parts.map((part) => part.index))) {
+        const message = items[index] as Extract<ModelItem, { type: 'message' }>;
+        items[index] = { ...message, content: message.content.map((part) => (part.type === 'image' && inlined.has(part.url) ? { ...part, url: inlined.get(part.url)! } : part)) };
+      }
     },
   };
 }
 
 type ImagePart = { type: 'image'; url: string; detail?: string };
 
-/** The image parts whose URL is fetched over the network (not `data:`). */
-function remoteImageParts(items: readonly ModelItem[]): ImagePart[] {
-  const parts: ImagePart[] = [];
-  for (const item of items) {
-    if (item.type !== 'message') continue;
-    for (const part of item.content) if (part.type === 'image' && !part.url.startsWith('data:')) parts.push(part);
-  }
+/** The image parts whose URL is fetched over the network (not `data:`), with the index of their item. */
+function remoteImageParts(items: readonly ModelItem[]): Array<{ index: number; part: ImagePart }> {
+  const parts: Array<{ index: number; part: ImagePart }> = [];
+  items.forEach((item, index) => {
+    if (item.type !== 'message') return;
+    for (const part of item.content) if (part.type === 'image' && !part.url.startsWith('data:')) parts.push({ index, part });
+  });
   return parts;
 }
 

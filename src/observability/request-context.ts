@@ -27,16 +27,29 @@ export class GatewayRequest extends IncomingMessage {
 }
 
 /** Whose objects a request may see and make: its key's tenant, or the default one while authentication is off. */
-export function tenantOf(req: IncomingMessage): string {
-  return req instanceof GatewayRequest && req.tenant !== '' ? req.tenant : DEFAULT_TENANT;
+export function tenantOf(req: { tenant?: string }): string {
+  const tenant = req.tenant;
+  return tenant !== undefined && tenant !== '' ? tenant : DEFAULT_TENANT;
+}
+
+/** What a refusal (a limiter's 429) writes to: `retry-after` and the rate headers, while the head is unsent. */
+export interface HeaderTarget {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
+}
+
+/** A response that may hold an open-stream slot: GatewayResponse, or a route test's in-process one. */
+interface StreamSlotHolder extends HeaderTarget {
+  admitStream?: ((res: HeaderTarget) => () => void) | undefined;
+  once(event: 'close', listener: () => void): unknown;
 }
 
 /**
  * Takes an open-stream slot for `res` (the gateway's `limits.maxOpenStreams`), given back when
  * the response closes: a `429` when none is free. Call before anything is held for the stream.
  */
-export function admitStream(res: ServerResponse): void {
-  const admit = res instanceof GatewayResponse ? res.admitStream : undefined;
+export function admitStream(res: StreamSlotHolder): void {
+  const admit = res.admitStream;
   if (!admit) return;
   const release = admit(res);
   res.once('close', release);
@@ -47,8 +60,9 @@ export function requestIdFor(header: string | string[] | undefined): string {
 }
 
 /** Remembers a request body's `model` for the access log (any route whose body names one). */
-export function noteModel(req: IncomingMessage, body: unknown): void {
-  if (!(req instanceof GatewayRequest) || body === null || typeof body !== 'object') return;
+export function noteModel(req: { model?: string }, body: unknown): void {
+  // only a request that tracks its model (GatewayRequest declares the field) gets one
+  if (req.model === undefined || body === null || typeof body !== 'object') return;
   const model = (body as { model?: unknown }).model;
   if (typeof model === 'string') req.model = model.length > 200 ? model.slice(0, 200) : model;
 }
@@ -63,7 +77,7 @@ export class GatewayResponse extends ServerResponse<GatewayRequest> {
   /** The response is an SSE stream (counted as open until it closes). */
   isEventStream = false;
   /** Takes an open-stream slot, or throws a 429 (set by the server when streams are limited). */
-  admitStream: ((res: ServerResponse) => () => void) | undefined = undefined;
+  admitStream: ((res: HeaderTarget) => () => void) | undefined = undefined;
   /** Counts open event streams (set by the request observer when metrics are on). */
   streamGauge: { inc(): void; dec(): void } | undefined = undefined;
 }

@@ -2,7 +2,7 @@
  * Chat Completions wire types (gateway → upstream) and the codecs between them and the neutral
  * model types. Reference: docs/reference/chat-completions-upstream.md.
  */
-import type { FinishReason, GrammarField, ModelGrammar, ModelItem, ModelRequest, RawEvent } from './model.js';
+import type { FinishReason, GrammarField, ModelGrammar, ModelItem, ModelPart, ModelRequest, RawEvent } from './model.js';
 
 export interface ChatToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
 
@@ -124,63 +124,107 @@ function textOf(parts: ReadonlyArray<{ type: string; text?: string }>): string {
  */
 export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): ChatMessage[] {
   const messages: ChatMessage[] = [];
-  let leadingSystem: string[] | null = [];
-  let pendingReasoning: string | undefined;
-  let openAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
+  /** The items each message was made from (parallel to `messages`). */
+  const sources: ModelItem[][] = [];
+  const push = (message: ChatMessage, from: ModelItem[]): void => {
+    messages.push(message);
+    sources.push(from);
+  };
+  let leadingSystem: { texts: string[]; from: ModelItem[] } | null = { texts: [], from: [] };
+  let pendingReasoning: { text: string; from: ModelItem[] } | undefined;
+  /** The assistant message later calls of the same turn join (its index in `messages`). */
+  let openAssistant = -1;
+  const assistant = (content: string | null, from: ModelItem): void => {
+    const message: AssistantMessage = { role: 'assistant', content };
+    const made = [from];
+    if (pendingReasoning !== undefined && reasoningReplay !== 'none') {
+      message[reasoningReplay] = pendingReasoning.text;
+      made.unshift(...pendingReasoning.from);
+    }
+    pendingReasoning = undefined;
+    push(message, made);
+    openAssistant = messages.length - 1;
+  };
 
   for (const item of items) {
     if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) {
       const text = textOf(item.content);
-      if (leadingSystem !== null) leadingSystem.push(text);
-      else messages.push({ role: 'system', content: text });
-      openAssistant = null;
+      if (leadingSystem !== null) {
+        leadingSystem.texts.push(text);
+        leadingSystem.from.push(item);
+      } else {
+        push({ role: 'system', content: text }, [item]);
+      }
+      openAssistant = -1;
       continue;
     }
     if (leadingSystem !== null) {
-      if (leadingSystem.length > 0) messages.push({ role: 'system', content: leadingSystem.join('\n\n') });
+      if (leadingSystem.texts.length > 0) push({ role: 'system', content: leadingSystem.texts.join('\n\n') }, leadingSystem.from);
       leadingSystem = null;
     }
     switch (item.type) {
       case 'message':
         if (item.role === 'assistant') {
-          openAssistant = { role: 'assistant', content: textOf(item.content) };
-          attachReasoning(openAssistant, pendingReasoning, reasoningReplay);
-          pendingReasoning = undefined;
-          messages.push(openAssistant);
+          assistant(textOf(item.content), item);
         } else {
-          openAssistant = null;
-          const hasImage = item.content.some((p) => p.type === 'image');
-          messages.push({
-            role: 'user',
-            content: hasImage
-              ? item.content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } }))
-              : textOf(item.content),
-          });
+          openAssistant = -1;
+          push(userMessage(item.content), [item]);
         }
         break;
       case 'reasoning':
-        pendingReasoning = pendingReasoning === undefined ? item.text : pendingReasoning + item.text;
+        pendingReasoning = pendingReasoning === undefined ? { text: item.text, from: [item] } : { text: pendingReasoning.text + item.text, from: [...pendingReasoning.from, item] };
         break;
       case 'function_call': {
-        if (openAssistant === null) {
-          openAssistant = { role: 'assistant', content: null };
-          attachReasoning(openAssistant, pendingReasoning, reasoningReplay);
-          pendingReasoning = undefined;
-          messages.push(openAssistant);
-        }
-        (openAssistant.tool_calls ??= []).push({ id: item.callId, type: 'function', function: { name: item.name, arguments: item.arguments } });
+        if (openAssistant === -1) assistant(null, item);
+        else sources[openAssistant].push(item);
+        const message = messages[openAssistant] as AssistantMessage;
+        (message.tool_calls ??= []).push({ id: item.callId, type: 'function', function: { name: item.name, arguments: item.arguments } });
         break;
       }
       case 'function_call_output':
-        messages.push({ role: 'tool', tool_call_id: item.callId, content: item.output });
+        push({ role: 'tool', tool_call_id: item.callId, content: item.output }, [item]);
         // outputs close the assistant turn: a later call starts a new assistant message
-        openAssistant = null;
+        openAssistant = -1;
         break;
     }
   }
-  if (leadingSystem !== null && leadingSystem.length > 0) messages.push({ role: 'system', content: leadingSystem.join('\n\n') });
+  if (leadingSystem !== null && leadingSystem.texts.length > 0) push({ role: 'system', content: leadingSystem.texts.join('\n\n') }, leadingSystem.from);
+  for (let i = 0; i < messages.length; i++) messages[i] = shared(messages[i], sources[i], reasoningReplay);
   orderToolResults(messages);
   return messages;
+}
+
+type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+
+function userMessage(content: readonly ModelPart[]): ChatMessage {
+  const hasImage = content.some((p) => p.type === 'image');
+  return {
+    role: 'user',
+    content: hasImage
+      ? content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } }))
+      : textOf(content),
+  };
+}
+
+/** A message made only from shared items, by its first item (see `shared`). */
+const kept = new WeakMap<ModelItem, { from: readonly ModelItem[]; replay: ReasoningReplay; message: ChatMessage }>();
+
+/**
+ * Frozen model items are shared history: the engine converts a stored chain once and hands the
+ * same objects every turn. A message made only from such items is kept (frozen) and is the same
+ * object whenever the same items make it again, so the transport can keep its bytes
+ * (`upstream/chat-body.ts`) and a long chain is not serialised again on every turn.
+ */
+function shared(message: ChatMessage, from: readonly ModelItem[], replay: ReasoningReplay): ChatMessage {
+  if (from.length === 0 || !from.every((item) => Object.isFrozen(item))) return message;
+  const before = kept.get(from[0]);
+  if (before !== undefined && before.replay === replay && before.from.length === from.length && before.from.every((item, i) => item === from[i])) return before.message;
+  if (Array.isArray(message.content)) for (const part of message.content) Object.freeze(part);
+  Object.freeze(message.content);
+  if (message.role === 'assistant' && message.tool_calls) for (const call of message.tool_calls) Object.freeze(Object.freeze(call).function);
+  Object.freeze((message as AssistantMessage).tool_calls);
+  kept.set(from[0], { from, replay, message: Object.freeze(message) });
+  return message;
 }
 
 /**
@@ -199,11 +243,6 @@ function orderToolResults(messages: ChatMessage[]): void {
     results.sort((a, b) => (order.get(a.tool_call_id) ?? order.size) - (order.get(b.tool_call_id) ?? order.size));
     messages.splice(i + 1, results.length, ...results);
   }
-}
-
-function attachReasoning(msg: Extract<ChatMessage, { role: 'assistant' }>, reasoning: string | undefined, replay: ReasoningReplay): void {
-  if (reasoning === undefined || replay === 'none') return;
-  msg[replay] = reasoning;
 }
 
 const FINISH_REASONS: Record<string, FinishReason> = {

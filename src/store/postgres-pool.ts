@@ -151,6 +151,9 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
       CREATE INDEX IF NOT EXISTS responses_by_created_at ON ${s}.responses (created_at);
       CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON ${s}.conversation_items (created_at);
       CREATE INDEX IF NOT EXISTS approvals_by_created_at ON ${s}.approvals (created_at);
+      -- v5: a counter every deletion of responses bumps, so cached chains know when to re-read (chain-cache.ts)
+      CREATE TABLE IF NOT EXISTS ${s}.store_epochs (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+      INSERT INTO ${s}.store_epochs (name, value) VALUES ('deletions', 0) ON CONFLICT DO NOTHING;
   `);
 }
 

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import type { Item } from '../protocol/responses.js';
+import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
+import { PostgresApprovals, type Verdict } from './postgres-approvals.js';
 import { appendConversationItems } from './postgres-conversation-items.js';
 import { openMigratedPool, migrate, withTransaction, type PostgresStoreOptions } from './postgres-pool.js';
 import { quoteIdent } from './postgres-sql.js';
@@ -22,8 +24,6 @@ import {
   type StreamEvent,
 } from './store.js';
 
-type Verdict = 'ok' | 'unknown' | 'used' | 'mismatch';
-
 interface DocumentRow {
   response: StoredResponse['response'];
   input_items: StoredResponse['inputItems'];
@@ -43,7 +43,11 @@ export class PostgresResponseStore implements ResponseStore {
     approvals: string;
     locks: string;
     callRecords: string;
+    epochs: string;
   };
+  private readonly approvals: PostgresApprovals;
+  /** Settled chains already read or written here; a deletion on any replica invalidates them (the epoch). */
+  private readonly chains = new ChainCache(DEFAULT_CHAIN_CACHE_BYTES);
 
   private constructor(
     /** The pool, to share with a `PostgresConversationStore.fromPool`. */
@@ -52,7 +56,8 @@ export class PostgresResponseStore implements ResponseStore {
     private readonly ownsPool: boolean,
   ) {
     const s = quoteIdent(schema);
-    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks`, callRecords: `${s}.gateway_call_records` };
+    this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks`, callRecords: `${s}.gateway_call_records`, epochs: `${s}.store_epochs` };
+    this.approvals = new PostgresApprovals(pool, this.t.approvals);
   }
 
   /** Connects (a pool of its own, ended by `close`) and creates the tables when missing. */
@@ -68,17 +73,19 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async save(record: StoredResponse): Promise<void> {
-    await this.write(this.pool, record);
+    this.chains.written(await this.write(this.pool, record));
   }
 
-  private async write(client: pg.Pool | pg.PoolClient, record: StoredResponse): Promise<void> {
-    const r = record.response;
+  /** Writes a response; returns the row, for the chain cache once it is committed. */
+  private async write(client: pg.Pool | pg.PoolClient, record: StoredResponse): Promise<ResponseRow> {
+    const row = responseRow(record);
     await client.query(
       `INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
        VALUES ($1, $2, $3, $4, $5::json, $6::json, $7)
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
-      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), record.owner ?? DEFAULT_TENANT],
+      [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, row.owner],
     );
+    return row;
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
@@ -86,19 +93,27 @@ export class PostgresResponseStore implements ResponseStore {
     return rows.length > 0 ? decode(rows[0]) : undefined;
   }
 
-  async chain(id: string): Promise<StoredResponse[] | undefined> {
+  async chain(id: string): Promise<readonly StoredResponse[] | undefined> {
+    const { rows: epochs } = await this.pool.query<{ value: string }>(`SELECT value FROM ${this.t.epochs} WHERE name = 'deletions'`);
+    const epoch = Number(epochs[0]?.value ?? 0);
+    const held = this.chains.get(id, epoch);
+    if (held) return held;
     // Walk previous_response_id links in one statement; depth is bounded to stop cycles.
-    const { rows } = await this.pool.query<DocumentRow>(
+    const { rows } = await this.pool.query<DocumentRow & { bytes: number }>(
       `WITH RECURSIVE chain(id, depth) AS (
          SELECT id, 0 FROM ${this.t.responses} WHERE id = $1
          UNION ALL
          SELECT r.previous_response_id, chain.depth + 1 FROM ${this.t.responses} r JOIN chain ON r.id = chain.id
          WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
        )
-       SELECT r.response, r.input_items, r.owner FROM chain JOIN ${this.t.responses} r ON r.id = chain.id ORDER BY chain.depth DESC`,
+       SELECT r.response, r.input_items, r.owner, length(r.response::text) + length(r.input_items::text) AS bytes
+       FROM chain JOIN ${this.t.responses} r ON r.id = chain.id ORDER BY chain.depth DESC`,
       [id],
     );
-    return rows.length === 0 ? undefined : rows.map(decode);
+    if (rows.length === 0) return undefined;
+    const chain = rows.map(decode);
+    this.chains.fill(chain, rows.reduce((sum, row) => sum + Number(row.bytes), 0), epoch);
+    return chain;
   }
 
   async findItem(id: string, owner = DEFAULT_TENANT): Promise<Item | undefined> {
@@ -141,7 +156,8 @@ export class PostgresResponseStore implements ResponseStore {
   async delete(id: string): Promise<boolean> {
     const result = await this.pool.query(
       `WITH events AS (DELETE FROM ${this.t.events} WHERE response_id = $1),
-            records AS (DELETE FROM ${this.t.callRecords} WHERE response_id = $1)
+            records AS (DELETE FROM ${this.t.callRecords} WHERE response_id = $1),
+            epoch AS (UPDATE ${this.t.epochs} SET value = value + 1 WHERE name = 'deletions' AND EXISTS (SELECT 1 FROM ${this.t.responses} WHERE id = $1))
        DELETE FROM ${this.t.responses} WHERE id = $1`,
       [id],
     );
@@ -157,7 +173,8 @@ export class PostgresResponseStore implements ResponseStore {
        ),
        events AS (DELETE FROM ${this.t.events} WHERE response_id IN (SELECT id FROM doomed)),
        records AS (DELETE FROM ${this.t.callRecords} WHERE response_id IN (SELECT id FROM doomed)),
-       approvals AS (DELETE FROM ${this.t.approvals} WHERE id IN (SELECT id FROM ${this.t.approvals} WHERE created_at < $1 * 1000 ORDER BY created_at LIMIT $2))
+       approvals AS (DELETE FROM ${this.t.approvals} WHERE id IN (SELECT id FROM ${this.t.approvals} WHERE created_at < $1 * 1000 ORDER BY created_at LIMIT $2)),
+       epoch AS (UPDATE ${this.t.epochs} SET value = value + 1 WHERE name = 'deletions' AND EXISTS (SELECT 1 FROM doomed))
        DELETE FROM ${this.t.responses} WHERE id IN (SELECT id FROM doomed)`,
       [beforeSeconds, limit],
     );
@@ -169,32 +186,16 @@ export class PostgresResponseStore implements ResponseStore {
     return rows.length > 0 ? pageItems(rows[0].input_items, options) : undefined;
   }
 
-  async recordApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<void> {
-    await this.pool.query(`INSERT INTO ${this.t.approvals} (id, digest, created_at, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`, [id, digest, Date.now(), owner]);
+  recordApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<void> {
+    return this.approvals.record(id, digest, owner);
   }
 
-  async checkApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<Verdict> {
-    const { rows } = await this.pool.query<{ digest: string; used: boolean }>(`SELECT digest, used_at IS NOT NULL AS used FROM ${this.t.approvals} WHERE id = $1 AND owner = $2`, [id, owner]);
-    if (rows.length === 0) return 'unknown';
-    if (rows[0].digest !== digest) return 'mismatch';
-    return rows[0].used ? 'used' : 'ok';
+  checkApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<Verdict> {
+    return this.approvals.check(id, digest, owner);
   }
 
-  async consumeApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<Verdict> {
-    // One statement: the UPDATE takes the row lock and rechecks `used_at IS NULL` after a
-    // concurrent consumer commits, so exactly one caller wins; the SELECT (the statement's
-    // snapshot) tells the losers why.
-    const { rows } = await this.pool.query<{ consumed: boolean; digest: string | null }>(
-      `WITH consumed AS (
-         UPDATE ${this.t.approvals} SET used_at = $3 WHERE id = $1 AND digest = $2 AND owner = $4 AND used_at IS NULL RETURNING id
-       )
-       SELECT EXISTS (SELECT 1 FROM consumed) AS consumed, (SELECT digest FROM ${this.t.approvals} WHERE id = $1 AND owner = $4) AS digest`,
-      [id, digest, Date.now(), owner],
-    );
-    const row = rows[0];
-    if (row.consumed) return 'ok';
-    if (row.digest === null) return 'unknown';
-    return row.digest !== digest ? 'mismatch' : 'used';
+  consumeApproval(id: string, digest: string, owner = DEFAULT_TENANT): Promise<Verdict> {
+    return this.approvals.consume(id, digest, owner);
   }
 
   async registerRun(id: string, owner: string, queued?: { request: string }): Promise<void> {
@@ -227,7 +228,8 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async failStaleRun(id: string, before: number, fail: StaleRunSettler, owner?: string): Promise<boolean> {
-    return withTransaction(this.pool, async (client) => {
+    let written: ResponseRow | undefined;
+    const claimed = await withTransaction(this.pool, async (client) => {
       // the DELETE takes the run's row lock: an owner settling at the same moment waits, then finds no claim
       const claimed = await client.query(`DELETE FROM ${this.t.runs} WHERE id = $1 AND heartbeat_at < $2 AND state = 'running' AND ($3::text IS NULL OR owner = $3)`, [id, before, owner ?? null]);
       if ((claimed.rowCount ?? 0) !== 1) return false;
@@ -235,11 +237,13 @@ export class PostgresResponseStore implements ResponseStore {
       const { rows: last } = await client.query<{ last: number | null }>(`SELECT MAX(sequence) AS last FROM ${this.t.events} WHERE response_id = $1`, [id]);
       const settled = fail(rows.length > 0 ? decode(rows[0]) : undefined, last[0].last === null ? 0 : last[0].last + 1);
       if (settled) {
-        await this.write(client, settled.record);
+        written = await this.write(client, settled.record);
         if (settled.event) await this.insertEvents(client, id, [settled.event]);
       }
       return true;
     });
+    if (written) this.chains.written(written);
+    return claimed;
   }
 
   async claimQueuedRun(owner: string, staleBefore: number): Promise<{ id: string; request: string | null } | undefined> {
@@ -262,22 +266,25 @@ export class PostgresResponseStore implements ResponseStore {
 
   async saveOwned(record: StoredResponse, owner: string): Promise<boolean> {
     // one statement: the run's row lock (a sweeper's claim waits, or has already removed the row)
-    const r = record.response;
+    const row = responseRow(record);
     const result = await this.pool.query(
       `WITH owned AS (SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $7 FOR UPDATE)
        INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
        SELECT $1, $2, $3, $4, $5::json, $6::json, $8 FROM owned
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
-      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner, record.owner ?? DEFAULT_TENANT],
+      [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, owner, row.owner],
     );
-    return (result.rowCount ?? 0) === 1;
+    const saved = (result.rowCount ?? 0) === 1;
+    if (saved) this.chains.written(row);
+    return saved;
   }
 
   async settle(settlement: Settlement): Promise<SettleOutcome> {
     const plainRun = settlement.conversation === undefined && !settlement.callRecords?.records.length;
     if (plainRun && settlement.record !== undefined && settlement.owner !== undefined) return this.settleRun(settlement.record, settlement.owner, settlement.events ?? []);
+    let written: ResponseRow | undefined;
     try {
-      return await withTransaction(this.pool, async (client): Promise<SettleOutcome> => {
+      const outcome = await withTransaction(this.pool, async (client): Promise<SettleOutcome> => {
         const id = settlement.record?.response.id;
         if (settlement.owner !== undefined && (id === undefined || !(await this.lockOwned(client, id, settlement.owner)))) return 'not_owner';
         const conversation = settlement.conversation;
@@ -291,11 +298,13 @@ export class PostgresResponseStore implements ResponseStore {
         if (settlement.callRecords) await this.writeCallRecords(client, settlement.callRecords.responseId, settlement.callRecords.records, settlement.callRecords.owner);
         if (id !== undefined) {
           await this.insertEvents(client, id, settlement.events ?? []);
-          await this.write(client, settlement.record!);
+          written = await this.write(client, settlement.record!);
           if (settlement.owner !== undefined) await client.query(`DELETE FROM ${this.t.runs} WHERE id = $1`, [id]);
         }
         return 'ok';
       });
+      if (outcome === 'ok' && written) this.chains.written(written);
+      return outcome;
     } catch (err) {
       // thrown to roll back what the transaction had written so far
       if (err instanceof Abandon) return err.outcome;
@@ -328,7 +337,7 @@ export class PostgresResponseStore implements ResponseStore {
    * run's row lock, and the events and the terminal state are written only if it was still held.
    */
   private async settleRun(record: StoredResponse, owner: string, events: readonly StreamEvent[]): Promise<SettleOutcome> {
-    const r = record.response;
+    const row = responseRow(record);
     const { rows } = await this.pool.query<{ owned: boolean }>(
       `WITH claim AS (DELETE FROM ${this.t.runs} WHERE id = $1 AND owner = $7 RETURNING 1),
        logged AS (
@@ -342,9 +351,11 @@ export class PostgresResponseStore implements ResponseStore {
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items
        )
        SELECT EXISTS (SELECT 1 FROM claim) AS owned`,
-      [r.id, r.previous_response_id, r.status, r.created_at, JSON.stringify(r), JSON.stringify(record.inputItems), owner, events.map((e) => e.sequence), events.map((e) => e.json), record.owner ?? DEFAULT_TENANT],
+      [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, owner, events.map((e) => e.sequence), events.map((e) => e.json), row.owner],
     );
-    return rows[0].owned ? 'ok' : 'not_owner';
+    if (!rows[0].owned) return 'not_owner';
+    this.chains.written(row);
+    return 'ok';
   }
 
   /** Locks the run's row if `owner` still owns it (a sweeper's claim waits for this transaction). */

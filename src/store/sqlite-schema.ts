@@ -81,6 +81,11 @@ function migrateNow(db: Database.Database): void {
     CREATE INDEX IF NOT EXISTS conversation_items_by_created_at ON conversation_items (created_at);
     CREATE INDEX IF NOT EXISTS approvals_by_created_at ON approvals (created_at);
   `);
+  // v5: a counter every deletion of responses bumps, so cached chains know when to re-read (chain-cache.ts)
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS store_epochs (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    INSERT OR IGNORE INTO store_epochs (name, value) VALUES ('deletions', 0);
+  `);
 }
 
 /** Adds the columns missing from `table`; returns the names added. */

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { SqliteConversationWriter } from './sqlite-conversations.js';
 import { openDatabase } from './sqlite-file.js';
@@ -51,10 +52,17 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly deleteCallRecords: Database.Statement;
   private readonly selectExpired: Database.Statement;
   private readonly pruneApprovals: Database.Statement;
+  private readonly selectDeletions: Database.Statement;
+  private readonly bumpDeletions: Database.Statement;
+  /** Settled chains already read or written, so a continued turn does not re-read its whole history. */
+  private readonly chains: ChainCache;
 
   constructor(dataDir: string | ':memory:') {
     this.database = openDatabase(dataDir);
     migrateSqlite(this.database);
+    this.chains = new ChainCache(DEFAULT_CHAIN_CACHE_BYTES);
+    this.selectDeletions = this.database.prepare("SELECT value FROM store_epochs WHERE name = 'deletions'").pluck();
+    this.bumpDeletions = this.database.prepare("UPDATE store_epochs SET value = value + 1 WHERE name = 'deletions'");
     this.insertApproval = this.database.prepare('INSERT OR IGNORE INTO approvals (id, digest, created_at, owner) VALUES (?, ?, ?, ?)');
     this.useApproval = this.database.prepare('UPDATE approvals SET used_at = ? WHERE id = ? AND digest = ? AND owner = ? AND used_at IS NULL');
     this.selectApproval = this.database.prepare('SELECT digest, used_at FROM approvals WHERE id = ? AND owner = ?');
@@ -98,20 +106,18 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async save(record: StoredResponse): Promise<void> {
-    this.writeRecord(record);
+    this.written(this.writeRecord(record));
   }
 
-  private writeRecord(record: StoredResponse): void {
-    const r = record.response;
-    this.upsert.run({
-      id: r.id,
-      previous: r.previous_response_id,
-      status: r.status,
-      createdAt: r.created_at,
-      response: JSON.stringify(r),
-      inputItems: JSON.stringify(record.inputItems),
-      owner: record.owner ?? DEFAULT_TENANT,
-    });
+  /** Writes a response; returns the row, for the chain cache once it is committed. */
+  private writeRecord(record: StoredResponse): ResponseRow {
+    const row = responseRow(record);
+    this.upsert.run(row);
+    return row;
+  }
+
+  private written(row: ResponseRow): void {
+    this.chains.written(row);
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
@@ -119,9 +125,15 @@ export class SqliteResponseStore implements ResponseStore {
     return row ? decode(row) : undefined;
   }
 
-  async chain(id: string): Promise<StoredResponse[] | undefined> {
+  async chain(id: string): Promise<readonly StoredResponse[] | undefined> {
+    const epoch = this.selectDeletions.get() as number;
+    const held = this.chains.get(id, epoch);
+    if (held) return held;
     const rows = this.selectChain.all(id) as Array<{ response: string; input_items: string }>;
-    return rows.length === 0 ? undefined : rows.map(decode);
+    if (rows.length === 0) return undefined;
+    const chain = rows.map(decode);
+    this.chains.fill(chain, rows.reduce((sum, row) => sum + row.response.length + row.input_items.length, 0), epoch);
+    return chain;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -134,7 +146,9 @@ export class SqliteResponseStore implements ResponseStore {
       .transaction(() => {
         this.deleteEvents.run(id);
         this.deleteCallRecords.run(id);
-        return this.deleteOne.run(id).changes > 0;
+        const deleted = this.deleteOne.run(id).changes > 0;
+        if (deleted) this.bumpDeletions.run();
+        return deleted;
       })
       .immediate();
 
@@ -147,6 +161,7 @@ export class SqliteResponseStore implements ResponseStore {
           this.deleteCallRecords.run(id);
           this.deleteOne.run(id);
         }
+        if (ids.length > 0) this.bumpDeletions.run();
         // approvals are issued by responses: past the same age, their response is gone too
         this.pruneApprovals.run(beforeSeconds * 1000, limit);
         return ids.length;
@@ -235,20 +250,24 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   // IMMEDIATE (write lock first): another process's owner cannot write between the claim and the settlement
-  private readonly failStaleTx = (id: string, before: number, fail: StaleRunSettler, owner: string | null): boolean =>
-    this.database
+  private readonly failStaleTx = (id: string, before: number, fail: StaleRunSettler, owner: string | null): boolean => {
+    let written: ResponseRow | undefined;
+    const claimed = this.database
       .transaction(() => {
         if (this.claimStale.run(id, before, owner, owner).changes !== 1) return false;
         const row = this.selectOne.get(id) as { response: string; input_items: string } | undefined;
         const last = this.lastSequence.get(id) as number | null;
         const settled = fail(row ? decode(row) : undefined, last === null ? 0 : last + 1);
         if (settled) {
-          this.writeRecord(settled.record);
+          written = this.writeRecord(settled.record);
           if (settled.event) this.insertEvent.run(id, settled.event.sequence, settled.event.json);
         }
         return true;
       })
       .immediate();
+    if (written) this.written(written);
+    return claimed;
+  };
 
   async claimQueuedRun(owner: string, staleBefore: number): Promise<{ id: string; request: string | null } | undefined> {
     return this.database
@@ -266,16 +285,15 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async saveOwned(record: StoredResponse, owner: string): Promise<boolean> {
-    return this.database
-      .transaction(() => {
-        if (!this.ownsRun.get(record.response.id, owner)) return false;
-        this.writeRecord(record);
-        return true;
-      })
+    const written = this.database
+      .transaction(() => (this.ownsRun.get(record.response.id, owner) ? this.writeRecord(record) : undefined))
       .immediate();
+    if (written) this.written(written);
+    return written !== undefined;
   }
 
   async settle(settlement: Settlement): Promise<SettleOutcome> {
+    let written: ResponseRow | undefined;
     const tx = this.database.transaction((): SettleOutcome => {
       const id = settlement.record?.response.id;
       if (settlement.owner !== undefined && (id === undefined || !this.ownsRun.get(id, settlement.owner))) return 'not_owner';
@@ -287,13 +305,15 @@ export class SqliteResponseStore implements ResponseStore {
       if (settlement.callRecords) this.writeCallRecords(settlement.callRecords.responseId, settlement.callRecords.records, settlement.callRecords.owner);
       if (id !== undefined) {
         for (const e of settlement.events ?? []) this.insertEvent.run(id, e.sequence, e.json);
-        this.writeRecord(settlement.record!);
+        written = this.writeRecord(settlement.record!);
         if (settlement.owner !== undefined) this.deleteRun.run(id);
       }
       return 'ok';
     });
     try {
-      return tx.immediate();
+      const outcome = tx.immediate();
+      if (outcome === 'ok' && written) this.written(written);
+      return outcome;
     } catch (err) {
       // thrown to roll back what the transaction had written so far
       if (err instanceof Abandon) return err.outcome;

@@ -58,7 +58,7 @@ export interface ResponseStore {
    * The chain ending at `id`, oldest first (following `previous_response_id`), so a turn can
    * rebuild its conversation. Undefined when `id` is not stored.
    */
-  chain(id: string): Promise<StoredResponse[] | undefined>;
+  chain(id: string): Promise<readonly StoredResponse[] | undefined>;
   delete(id: string): Promise<boolean>;
   listInputItems(id: string, options: ListOptions): Promise<ItemPage | undefined>;
   /**

@@ -5,6 +5,7 @@ import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js'
 import { ID_PREFIX } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
 import type { UpstreamClient, UpstreamOptions } from './client.js';
+import { chatRequestBody } from './chat-body.js';
 import { UpstreamTransport } from './http.js';
 import { PROBE_FAILED, probeGrammarSupport } from './grammar-probe.js';
 import { untilAborted } from '../util/abort.js';
@@ -24,7 +25,7 @@ export class ChatCompletionsUpstream implements UpstreamClient {
   async open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>> {
     // a grammar goes out only in the field this server honours, never to one that would ignore it
     const grammarField = request.grammar ? await this.grammarSupport(request.model, signal) : undefined;
-    const response = await this.transport.post('/chat/completions', JSON.stringify(encodeChatRequest(request, this.reasoningReplay, grammarField)), signal);
+    const response = await this.transport.post('/chat/completions', chatRequestBody(encodeChatRequest(request, this.reasoningReplay, grammarField)), signal);
     const decoder = new ChatStreamDecoder(() => newId(ID_PREFIX.call));
     return this.transport.events(
       response,

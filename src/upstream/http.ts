@@ -35,8 +35,12 @@ export class UpstreamTransport {
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
   }
 
-  /** POSTs JSON and returns the accepted (2xx) exchange, retrying only what is safe to retry. */
-  async post(path: string, body: string, signal: AbortSignal): Promise<UpstreamExchange> {
+  /**
+   * POSTs JSON (a string, or the chunks of one: `chatRequestBody`) and returns the accepted (2xx)
+   * exchange, retrying only what is safe to retry.
+   */
+  async post(path: string, body: string | readonly Buffer[], signal: AbortSignal): Promise<UpstreamExchange> {
+    const headers = typeof body === 'string' ? this.headers : { ...this.headers, 'content-length': String(body.reduce((sum, chunk) => sum + chunk.length, 0)) };
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw abortedError();
       const exchange = new UpstreamExchange();
@@ -44,7 +48,8 @@ export class UpstreamTransport {
       signal.addEventListener('abort', onAbort, { once: true });
       let start: ExchangeStart;
       try {
-        this.pool.dispatch({ path: this.basePath + path, method: 'POST', headers: this.headers, body }, exchange);
+        // undici takes an iterable body (its types list only a Readable): each chunk is written as it is
+        this.pool.dispatch({ path: this.basePath + path, method: 'POST', headers, body: body as string }, exchange);
         start = await exchange.started;
       } catch (err) {
         signal.removeEventListener('abort', onAbort);

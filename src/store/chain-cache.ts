@@ -1,0 +1,120 @@
+import type { StoredResponse } from './store.js';
+import { deepFreeze } from '../util/freeze.js';
+import { DEFAULT_TENANT } from './tenant.js';
+
+/** A response row as a store writes it: the JSON texts are what later reads decode. */
+export interface ResponseRow {
+  id: string;
+  previous: string | null;
+  status: string;
+  createdAt: number;
+  response: string;
+  inputItems: string;
+  owner: string;
+}
+
+/** The row a store writes for a record (serialised once, shared by the write and the chain cache). */
+export function responseRow(record: StoredResponse): ResponseRow {
+  const r = record.response;
+  return {
+    id: r.id,
+    previous: r.previous_response_id,
+    status: r.status,
+    createdAt: r.created_at,
+    response: JSON.stringify(r),
+    inputItems: JSON.stringify(record.inputItems),
+    owner: record.owner ?? DEFAULT_TENANT,
+  };
+}
+
+/** Default budget of a store's chain cache: a 5 MB chain (1,000 turns of 5 KB) fits a dozen times. */
+export const DEFAULT_CHAIN_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** Statuses after which a stored response never changes again (only deletion removes it). */
+const SETTLED = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
+
+interface Entry {
+  chain: readonly StoredResponse[];
+  /** The JSON text of the whole chain, an upper bound of what the entry keeps alive. */
+  bytes: number;
+  /** The store's deletion epoch the chain was valid at. */
+  epoch: number;
+}
+
+/**
+ * Settled `previous_response_id` chains, most recently used kept (issue 16: a continued turn must
+ * not re-read and re-parse its whole history). An entry is exactly what the store's `chain(id)`
+ * returns — records decoded from the JSON the store wrote, deep-frozen so no reader can change
+ * what the next turn sees — and a settled response written on top of a held chain extends it by
+ * its one record. Entries are valid while the store's deletion epoch is what it was when the chain
+ * was read: a delete or a retention sweep (on any replica) bumps the epoch, and the next read
+ * goes to the database again. Responses still running are never held (their record changes).
+ */
+export class ChainCache {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** The chain ending at `id` if it is held and still valid at `epoch`. */
+  get(id: string, epoch: number): readonly StoredResponse[] | undefined {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return undefined;
+    if (entry.epoch !== epoch) {
+      this.drop(id, entry);
+      return undefined;
+    }
+    // most recently used last: Map keeps insertion order
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    return entry.chain;
+  }
+
+  /** Holds a chain just read whole from the store, when its tip is settled. */
+  fill(chain: readonly StoredResponse[], bytes: number, epoch: number): void {
+    const tip = chain.at(-1);
+    if (tip === undefined || !SETTLED.has(tip.response.status)) return;
+    for (const record of chain) deepFreeze(record);
+    this.put(tip.response.id, { chain, bytes, epoch });
+  }
+
+  /**
+   * A response row was written (committed): when it is settled and its previous response's chain
+   * is held, the chain extended by it is held too. A held response written again is a change the
+   * held chains may not reflect: everything is dropped.
+   */
+  written(row: ResponseRow): void {
+    if (this.entries.has(row.id)) {
+      this.clear();
+      return;
+    }
+    if (!SETTLED.has(row.status) || row.previous === null) return;
+    const parent = this.entries.get(row.previous);
+    if (parent === undefined) return;
+    const record: StoredResponse = deepFreeze({ response: JSON.parse(row.response), inputItems: JSON.parse(row.inputItems), owner: row.owner });
+    this.put(row.id, { chain: [...parent.chain, record], bytes: parent.bytes + row.response.length + row.inputItems.length, epoch: parent.epoch });
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
+  private put(id: string, entry: Entry): void {
+    // a chain larger than the whole budget is not worth evicting everything else for
+    if (entry.bytes > this.maxBytes) return;
+    const existing = this.entries.get(id);
+    if (existing) this.drop(id, existing);
+    this.entries.set(id, entry);
+    this.bytes += entry.bytes;
+    for (const [oldId, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.drop(oldId, old);
+    }
+  }
+
+  private drop(id: string, entry: Entry): void {
+    this.entries.delete(id);
+    this.bytes -= entry.bytes;
+  }
+}
