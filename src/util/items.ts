@@ -21,11 +21,13 @@ const ITEM_ID_PREFIX: Record<string, string> = {
  */
 export function normalizeStoredItem(item: ResolvedInputItem): Item {
   if (item.type === 'message') {
-    if (typeof item.content !== 'string' && typeof item.id === 'string' && item.status !== undefined) return item as MessageItem;
-    const out = withId(item);
-    const content = out.content;
-    const parts: MessageItem['content'] = typeof content !== 'string' ? content : out.role === 'assistant' ? [{ type: 'output_text', text: content, annotations: [] }] : [{ type: 'input_text', text: content }];
-    return { ...out, content: parts, status: out.status ?? 'completed' };
+    const { id, status, content } = item;
+    if (typeof content !== 'string' && typeof id === 'string' && status !== undefined) return item as MessageItem;
+    const parts: MessageItem['content'] = typeof content !== 'string' ? content : item.role === 'assistant' ? [{ type: 'output_text', text: content, annotations: [] }] : [{ type: 'input_text', text: content }];
+    // one copy; the id stays first when it is minted (an explicit null one is replaced)
+    const out = { id: '', ...item, content: parts, status: status ?? 'completed' };
+    out.id = typeof id === 'string' ? id : newId(ID_PREFIX.message);
+    return out;
   }
   // an item with its id is as stored (a call's `status` is optional on input, as on OpenAI)
   return typeof item.id === 'string' ? (item as Item) : (withId(item) as Item);
