@@ -1,6 +1,6 @@
 import { Errors, GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelUsage, RawEvent } from '../protocol/model.js';
-import { ID_PREFIX, type Item, type JsonObject, type Usage } from '../protocol/responses.js';
+import { ID_PREFIX, type Item, type Usage } from '../protocol/responses.js';
 import { isJsonObject } from '../protocol/item-validation.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
@@ -85,8 +85,8 @@ export function newCompactionItem(summary: string, keep = 0, anchor?: string, ke
 }
 
 function decodeEnvelope(item: unknown): Envelope | undefined {
-  if (item === null || typeof item !== 'object') return undefined;
-  const { type, encrypted_content: content } = item as JsonObject;
+  if (!isJsonObject(item)) return undefined;
+  const { type, encrypted_content: content } = item;
   if (type !== 'compaction' || typeof content !== 'string' || !/^[A-Za-z0-9_-]+$/.test(content)) return undefined;
   let value: unknown;
   try {
@@ -94,11 +94,11 @@ function decodeEnvelope(item: unknown): Envelope | undefined {
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== 'object') return undefined;
-  const { v, summary, keep, anchor } = value as JsonObject;
+  if (!isJsonObject(value)) return undefined;
+  const { v, summary, keep, anchor, keepAll } = value;
   if (v !== COMPACTION_ENVELOPE_VERSION || typeof summary !== 'string') return undefined;
   if (keep !== undefined && !(typeof keep === 'number' && Number.isInteger(keep) && keep >= 0)) return undefined;
-  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}), ...(typeof anchor === 'string' && anchor ? { anchor } : {}), ...((value as { keepAll?: unknown }).keepAll === true ? { keepAll: true as const } : {}) };
+  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}), ...(typeof anchor === 'string' && anchor ? { anchor } : {}), ...(keepAll === true ? { keepAll: true as const } : {}) };
 }
 
 /** The summary a `compaction` item produced by this gateway carries; undefined for any other item. */
