@@ -7,7 +7,7 @@ import type { Item, ResponseObject } from '../protocol/responses.js';
  */
 export interface StoredResponse {
   response: ResponseObject;
-  inputItems: Item[];
+  inputItems: readonly Item[];
   /**
    * The tenant the response belongs to (its API key's); absent = the default tenant. Written when
    * the response is first stored and never changed; its background run and event log follow it.
