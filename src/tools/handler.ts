@@ -129,6 +129,11 @@ export interface ToolHandler<D = JsonObject> {
    * owns only messages, reasoning, compactions and item references: any other type is unknown.
    */
   readonly items?: Readonly<Record<string, ItemValidator>>;
+  /**
+   * Client types: the public item of a call the client answers, and of its answer when the answer
+   * must name a call the conversation holds (paired by `call_id`; checked when a turn is prepared).
+   */
+  readonly clientCallItems?: { readonly call: string; readonly output?: string };
   /** Gateway types: the public item types their calls are projected into (`web_search_call`). */
   readonly callItemTypes?: readonly string[];
   /**

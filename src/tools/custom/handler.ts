@@ -92,6 +92,7 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   parse: parseCustom,
   // the model called a function whose one parameter is the raw input
   items: { custom_tool_call: validateCustomToolCall, custom_tool_call_output: validateCustomToolCallOutput },
+  clientCallItems: { call: 'custom_tool_call', output: 'custom_tool_call_output' },
   replayItemTypes: ['custom_tool_call', 'custom_tool_call_output'],
   replay(item, ctx) {
     if (item.type === 'custom_tool_call_output') return [replayedOutput(item)];

@@ -34,6 +34,7 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
   owner: 'client',
   parse: parseFunction,
   items: { function_call: validateFunctionCall, function_call_output: validateFunctionCallOutput },
+  clientCallItems: { call: 'function_call', output: 'function_call_output' },
   replayItemTypes: ['function_call', 'function_call_output'],
   replay(item, ctx) {
     if (item.type === 'function_call_output') return [replayedOutput(item)];

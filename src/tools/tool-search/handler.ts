@@ -37,6 +37,7 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
   owner: 'client',
   // a search is the model's call of the tool_search function; its output tells what loaded
   items: { tool_search_call: validateToolSearchCall, tool_search_output: validateToolSearchOutput },
+  clientCallItems: { call: 'tool_search_call' },
   replayItemTypes: ['tool_search_call', 'tool_search_output'],
   replay(item, ctx) {
     // what the hosted search told the model, rebuilt from the tools it loaded
