@@ -1,4 +1,4 @@
-import type { FileCitation, JsonObject, UrlCitation } from '../protocol/responses.js';
+import type { ContainerFileCitation, FileCitation, UrlCitation } from '../protocol/responses.js';
 import type { CitationSource, CitedFile } from '../tools/types.js';
 
 export type CitedSource = CitationSource;
@@ -80,8 +80,8 @@ export function scanCitations(text: string, from: number, book: CitationBook): {
  * (`/mnt/data/x.csv`, also as `sandbox:/mnt/data/x.csv`) spans the annotation. Scanned once over
  * the finished text part (a path split across deltas is found whole).
  */
-export function scanFileCitations(text: string, files: ReadonlyMap<string, CitedFile>): JsonObject[] {
-  const annotations: Array<JsonObject & { start_index: number }> = [];
+export function scanFileCitations(text: string, files: ReadonlyMap<string, CitedFile>): ContainerFileCitation[] {
+  const annotations: ContainerFileCitation[] = [];
   for (const file of files.values()) {
     for (let at = text.indexOf(file.path); at >= 0; at = text.indexOf(file.path, at + file.path.length)) {
       const end = at + file.path.length;

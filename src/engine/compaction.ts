@@ -1,6 +1,7 @@
 import { Errors, GatewayError, invalidRequest, upstreamStreamError } from '../errors.js';
 import type { ModelItem, ModelRequest, ModelUsage, RawEvent } from '../protocol/model.js';
-import { ID_PREFIX, type Item, type JsonObject, type Usage } from '../protocol/responses.js';
+import { ID_PREFIX, type Item, type Usage } from '../protocol/responses.js';
+import { isJsonObject } from '../protocol/item-validation.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { estimateTokens } from './token-count.js';
@@ -84,8 +85,8 @@ export function newCompactionItem(summary: string, keep = 0, anchor?: string, ke
 }
 
 function decodeEnvelope(item: unknown): Envelope | undefined {
-  if (item === null || typeof item !== 'object') return undefined;
-  const { type, encrypted_content: content } = item as JsonObject;
+  if (!isJsonObject(item)) return undefined;
+  const { type, encrypted_content: content } = item;
   if (type !== 'compaction' || typeof content !== 'string' || !/^[A-Za-z0-9_-]+$/.test(content)) return undefined;
   let value: unknown;
   try {
@@ -93,11 +94,11 @@ function decodeEnvelope(item: unknown): Envelope | undefined {
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== 'object') return undefined;
-  const { v, summary, keep, anchor } = value as JsonObject;
+  if (!isJsonObject(value)) return undefined;
+  const { v, summary, keep, anchor, keepAll } = value;
   if (v !== COMPACTION_ENVELOPE_VERSION || typeof summary !== 'string') return undefined;
   if (keep !== undefined && !(typeof keep === 'number' && Number.isInteger(keep) && keep >= 0)) return undefined;
-  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}), ...(typeof anchor === 'string' && anchor ? { anchor } : {}), ...((value as { keepAll?: unknown }).keepAll === true ? { keepAll: true as const } : {}) };
+  return { v, summary, ...(typeof keep === 'number' && keep > 0 ? { keep } : {}), ...(typeof anchor === 'string' && anchor ? { anchor } : {}), ...(keepAll === true ? { keepAll: true as const } : {}) };
 }
 
 /** The summary a `compaction` item produced by this gateway carries; undefined for any other item. */
@@ -126,7 +127,7 @@ export function compactionToModelItem(item: unknown): ModelItem | undefined {
  * `[a, b, U, x, C{keep:2}, y]` → `[C, U, x, y]`; `[a, b, C, U]` (a `/compact` output fed back
  * behind old history) → `[C, U]`. Without a compaction item the list is returned as is.
  */
-export function applyCompactions<T extends JsonObject>(items: readonly T[]): T[] {
+export function applyCompactions<T extends { readonly id?: unknown }>(items: readonly T[]): T[] {
   for (let j = items.length - 1; j >= 0; j--) {
     const envelope = decodeEnvelope(items[j]);
     if (!envelope) continue;
@@ -269,8 +270,8 @@ export function parseContextManagement(value: unknown, defaultThreshold = DEFAUL
   let result: ContextManagement | null = null;
   value.forEach((entry: unknown, i) => {
     const param = `context_management[${i}]`;
-    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw invalidRequest(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
-    const { type, compact_threshold: threshold } = entry as JsonObject;
+    if (!isJsonObject(entry)) throw invalidRequest(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
+    const { type, compact_threshold: threshold } = entry;
     if (type !== 'compaction') throw invalidRequest(`Invalid value for '${param}.type': only 'compaction' is supported.`, `${param}.type`, 'invalid_value');
     if (threshold !== undefined && threshold !== null && !(typeof threshold === 'number' && Number.isInteger(threshold) && threshold >= 1)) {
       throw invalidRequest(`Invalid value for '${param}.compact_threshold': expected a positive integer.`, `${param}.compact_threshold`, 'invalid_value');
@@ -301,7 +302,7 @@ export async function maybeCompact(
   turn: Pick<PreparedTurn, 'request' | 'conversation' | 'tools' | 'base'>,
   options: {
     threshold: number;
-    publicItems: readonly JsonObject[];
+    publicItems: readonly Item[];
     signal: AbortSignal;
     log?: Pick<Logger, 'warn'>;
     /** Replaces the estimate (e.g. with `countInputTokens`). */

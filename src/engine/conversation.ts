@@ -1,6 +1,6 @@
 import { invalidRequest } from '../errors.js';
 import type { ModelItem, ModelPart } from '../protocol/model.js';
-import type { Item, JsonObject } from '../protocol/responses.js';
+import type { Item, MessageContentPart, ReasoningItem } from '../protocol/responses.js';
 import { compactionToModelItem } from './compaction.js';
 import type { GatewayCallRecord } from '../store/store.js';
 import type { DiscoverContext, ReplayContext, ToolHandler } from '../tools/handler.js';
@@ -17,7 +17,7 @@ import { deepFreeze } from '../util/freeze.js';
  * saw them; without a record, their tool type rebuilds what its public item holds, and the model is
  * told when the result itself is gone.
  */
-export function toModelItems(items: readonly JsonObject[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map()): ModelItem[] {
+export function toModelItems(items: readonly Item[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map()): ModelItem[] {
   const out: ModelItem[] = [];
   // Outputs of consecutive gateway calls of one round follow all of that round's calls, as the
   // model saw parallel calls: the calls, then their results. Calls of different rounds (or whose
@@ -40,12 +40,12 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
     },
   };
   for (const item of items) {
-    const gatewayCall = handlerForCallItem(String(item.type));
+    const gatewayCall = handlerForCallItem(item.type);
     if (gatewayCall) {
-      const round = records.get(item.id as string)?.round;
-      if (round === undefined || round !== pendingRound) flushOutputs();
-      pendingRound = round;
-      replayGatewayCall(item, gatewayCall, records.get(item.id as string), answeredApprovals, out, pendingOutputs);
+      const record = records.get(item.id);
+      if (record?.round === undefined || record.round !== pendingRound) flushOutputs();
+      pendingRound = record?.round;
+      replayGatewayCall(item, gatewayCall, record, answeredApprovals, out, pendingOutputs);
       continue;
     }
     flushOutputs();
@@ -58,7 +58,7 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
       default: {
         // a tool type's own items (client calls and outputs, approvals) replay through its
         // handler; items nobody replays (hosted-call bookkeeping) carry no model-visible turn
-        const replayed = handlerForReplayItem(String(item.type))?.replay?.(item, ctx) ?? [];
+        const replayed = handlerForReplayItem(item.type)?.replay?.(item, ctx) ?? [];
         out.push(...sameAsBefore(item, replayed));
         break;
       }
@@ -69,12 +69,10 @@ export function toModelItems(items: readonly JsonObject[], registry: ToolRegistr
 }
 
 /** A message, reasoning or compaction item in the model's terms (none when it carries nothing). */
-function engineItemToModel(item: JsonObject): ModelItem[] {
+function engineItemToModel(item: Item): ModelItem[] {
   switch (item.type) {
-    case 'message': {
-      const role = item.role as 'user' | 'assistant' | 'system' | 'developer';
-      return [{ type: 'message', role, content: toModelParts(item.content) }];
-    }
+    case 'message':
+      return [{ type: 'message', role: item.role, content: toModelParts(item.content) }];
     case 'reasoning': {
       const text = reasoningText(item);
       return text ? [{ type: 'reasoning', text }] : [];
@@ -96,7 +94,7 @@ function engineItemToModel(item: JsonObject): ModelItem[] {
  */
 const modelItemsOf = new WeakMap<object, readonly ModelItem[]>();
 
-function convertedOnce(item: JsonObject, convert: (item: JsonObject) => ModelItem[]): readonly ModelItem[] {
+function convertedOnce(item: Item, convert: (item: Item) => ModelItem[]): readonly ModelItem[] {
   if (!Object.isFrozen(item)) return convert(item);
   let converted = modelItemsOf.get(item);
   if (converted === undefined) {
@@ -110,7 +108,7 @@ function convertedOnce(item: JsonObject, convert: (item: JsonObject) => ModelIte
  * A tool type's replay of a stored item depends on the request (the names its tools have now), so
  * it runs every turn; when it gives what it gave last time, last time's frozen objects are used.
  */
-function sameAsBefore(item: JsonObject, replayed: ModelItem[]): readonly ModelItem[] {
+function sameAsBefore(item: Item, replayed: ModelItem[]): readonly ModelItem[] {
   if (!Object.isFrozen(item)) return replayed;
   const before = modelItemsOf.get(item);
   if (before !== undefined && before.length === replayed.length && before.every((b, i) => sameFields(b, replayed[i]))) return before;
@@ -128,7 +126,7 @@ function sameFields(a: ModelItem, b: ModelItem): boolean {
 }
 
 /** Replays one gateway call: its call into `out`, its result into `outputs` (see toModelItems). */
-function replayGatewayCall(item: JsonObject, handler: ToolHandler<any>, record: GatewayCallRecord | undefined, answeredApprovals: ReadonlySet<string>, out: ModelItem[], outputs: ModelItem[]): void {
+function replayGatewayCall(item: Item, handler: ToolHandler<any>, record: GatewayCallRecord | undefined, answeredApprovals: ReadonlySet<string>, out: ModelItem[], outputs: ModelItem[]): void {
   // a call the client approved was already replayed from its approval: only its result follows
   const approvalId = typeof item.approval_request_id === 'string' && answeredApprovals.has(item.approval_request_id) ? item.approval_request_id : undefined;
   if (record) {
@@ -136,10 +134,10 @@ function replayGatewayCall(item: JsonObject, handler: ToolHandler<any>, record: 
     outputs.push({ type: 'function_call_output', callId: approvalId ?? record.callId, output: record.output });
     return;
   }
-  const rebuilt = handler.replayCall?.(item) ?? { name: String(item.type), arguments: '{}' };
-  const callId = approvalId ?? String(item.id);
+  const rebuilt = handler.replayCall?.(item) ?? { name: item.type, arguments: '{}' };
+  const callId = approvalId ?? item.id;
   if (!approvalId) out.push({ type: 'function_call', callId, name: rebuilt.name, arguments: rebuilt.arguments });
-  outputs.push({ type: 'function_call_output', callId, output: rebuilt.output ?? unavailableResult(String(item.type)) });
+  outputs.push({ type: 'function_call_output', callId, output: rebuilt.output ?? unavailableResult(item.type) });
 }
 
 /** What the model is told when a gateway call's result is no longer held (e.g. a `store: false` turn). */
@@ -152,7 +150,7 @@ function unavailableResult(itemType: string): string {
  * Tools that discover what they offer (MCP servers) are listed as declared tools are; returns the
  * items that discovery produced (`mcp_list_tools`). `items` must still carry the credentials.
  */
-export async function loadSearchedTools(items: readonly JsonObject[], registry: ToolRegistry, ctx: DiscoverContext): Promise<Item[]> {
+export async function loadSearchedTools(items: readonly Item[], registry: ToolRegistry, ctx: DiscoverContext): Promise<Item[]> {
   const discovered: Item[] = [];
   for (const [i, item] of items.entries()) {
     // a hosted search's output names tools the request declares (markSearchedTools), not new ones
@@ -188,18 +186,16 @@ function declaredName(registry: ToolRegistry, type: string, name: string, namesp
   return undefined;
 }
 
-function toModelParts(content: unknown): ModelPart[] {
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
+function toModelParts(content: readonly MessageContentPart[]): ModelPart[] {
   const parts: ModelPart[] = [];
-  for (const part of content as JsonObject[]) {
+  for (const part of content) {
     switch (part.type) {
       case 'input_text':
       case 'output_text':
       case 'text':
       case 'summary_text':
       case 'reasoning_text':
-        parts.push({ type: 'text', text: part.text as string });
+        parts.push({ type: 'text', text: part.text });
         break;
       case 'refusal':
         parts.push({ type: 'text', text: String(part.refusal ?? '') });
@@ -217,10 +213,9 @@ function toModelParts(content: unknown): ModelPart[] {
   return parts;
 }
 
-function reasoningText(item: JsonObject): string {
-  const content = Array.isArray(item.content) ? (item.content as JsonObject[]) : [];
-  const text = content.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
+function reasoningText(item: ReasoningItem): string {
+  // parts are read defensively: a client's reasoning item may carry parts of other shapes
+  const text = (item.content ?? []).map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
   if (text) return text;
-  const summary = Array.isArray(item.summary) ? (item.summary as JsonObject[]) : [];
-  return summary.map((p) => (typeof p.text === 'string' ? p.text : '')).join('\n');
+  return (item.summary ?? []).map((p) => (typeof p.text === 'string' ? p.text : '')).join('\n');
 }

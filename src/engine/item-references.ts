@@ -1,5 +1,5 @@
 import { invalidRequest } from '../errors.js';
-import type { JsonObject } from '../protocol/responses.js';
+import type { InputItem, Item, ResolvedInputItem } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 
 /**
@@ -7,20 +7,20 @@ import type { ResponseStore } from '../store/store.js';
  * history (previous response chain, conversation) or this input first, else from any stored
  * response of the same tenant. An id that names nothing is the client's mistake: a `400` naming `input[n].id`.
  */
-export async function resolveItemReferences(input: readonly JsonObject[], history: readonly JsonObject[], store: ResponseStore, tenant?: string): Promise<JsonObject[]> {
-  if (!input.some((item) => item.type === 'item_reference')) return input as JsonObject[];
-  const known = new Map<string, JsonObject>();
-  for (const item of history) if (typeof item.id === 'string') known.set(item.id, item);
-  const out: JsonObject[] = [];
+export async function resolveItemReferences(input: readonly InputItem[], history: readonly Item[], store: ResponseStore, tenant?: string): Promise<ResolvedInputItem[]> {
+  if (!input.some((item) => item.type === 'item_reference')) return input as ResolvedInputItem[];
+  const known = new Map<string, ResolvedInputItem>();
+  for (const item of history) known.set(item.id, item);
+  const out: ResolvedInputItem[] = [];
   for (const [i, item] of input.entries()) {
     if (item.type !== 'item_reference') {
       if (typeof item.id === 'string') known.set(item.id, item);
       out.push(item);
       continue;
     }
-    const id = item.id as string;
-    const found = known.get(id) ?? ((await store.findItem(id, tenant)) as JsonObject | undefined);
-    if (!found || found.type === 'item_reference') throw invalidRequest(`Item with id '${id}' not found.`, `input[${i}].id`, 'item_not_found');
+    const id = item.id;
+    const found = known.get(id) ?? (await store.findItem(id, tenant));
+    if (!found) throw invalidRequest(`Item with id '${id}' not found.`, `input[${i}].id`, 'item_not_found');
     out.push(structuredClone(found));
   }
   return out;

@@ -66,7 +66,7 @@ export class MessageStream {
 
   private annotateFiles(part: OutputTextPart, contentIndex: number): void {
     for (const annotation of scanFileCitations(part.text, this.citations!.citedFiles)) {
-      part.annotations.push(annotation as OutputTextPart['annotations'][number]);
+      part.annotations.push(annotation);
       this.acc.emit('response.output_text.annotation.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: contentIndex, annotation_index: part.annotations.length - 1, annotation });
     }
   }

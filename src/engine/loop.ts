@@ -3,7 +3,7 @@
 // classifyRound decides which.
 import { Errors, upstreamStreamError } from '../errors.js';
 import type { ModelRequest } from '../protocol/model.js';
-import type { Item, JsonObject, ResponseObject } from '../protocol/responses.js';
+import type { Item, ResponseObject } from '../protocol/responses.js';
 import { APPROVAL_GATES, preludeFor } from '../tools/registry.js';
 import type { ItemEmitter } from '../tools/types.js';
 import { useApprovals } from './approvals.js';
@@ -164,8 +164,8 @@ async function begin(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun)
   acc.start();
   const auto = turn.autoCompaction;
   if (auto) {
-    const index = acc.addItem(auto.item as unknown as Item);
-    acc.doneItem(index, auto.item as unknown as Item);
+    const index = acc.addItem(auto.item);
+    acc.doneItem(index, auto.item);
     acc.addUsage(auto.usage.input_tokens, auto.usage.output_tokens, auto.usage.input_tokens_details.cached_tokens, auto.usage.output_tokens_details.reasoning_tokens);
   }
   if (turn.request.store) await saveRunning(ctx, acc.response, run);
@@ -176,7 +176,7 @@ async function recordApprovalRequests(ctx: EngineContext, acc: ResponseAccumulat
   const output = acc.response.output;
   for (const item of output.slice(output.length - count)) {
     for (const gate of APPROVAL_GATES) {
-      const digest = gate.bind(item as JsonObject, turn.registry);
+      const digest = gate.bind(item, turn.registry);
       if (digest !== undefined) await ctx.store.recordApproval(item.id, digest, turn.tenant);
     }
   }

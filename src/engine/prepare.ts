@@ -3,7 +3,7 @@
 // model conversation, compaction and approvals. Everything that can fail with a 4xx fails here.
 import { Errors, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
-import type { Item, JsonObject } from '../protocol/responses.js';
+import type { Item, TextConfig } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord } from '../store/store.js';
 import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
@@ -22,7 +22,7 @@ import type { EngineContext } from './context.js';
 export async function prepareTurn(ctx: EngineContext, body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
   const request = parseCreateRequest(body);
   const tenant = options.tenant ?? DEFAULT_TENANT;
-  const history: JsonObject[] = [];
+  const history: Item[] = [];
   /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
   const heldRecords: GatewayCallRecord[] = [];
   if (request.previousResponseId !== null) {
@@ -32,7 +32,7 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Abo
       throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
     }
     for (const record of chain) {
-      history.push(...(record.inputItems as readonly JsonObject[]), ...(record.response.output as JsonObject[]));
+      history.push(...record.inputItems, ...record.response.output);
       if (record.callRecords) heldRecords.push(...record.callRecords);
     }
   }
@@ -55,7 +55,7 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Abo
       if (conversationLease) await ctx.ownership.releaseLease(request.conversationId, conversationLease);
       throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
     }
-    history.push(...(items as JsonObject[]));
+    history.push(...items);
   }
   try {
     return await prepareHolding(ctx, tenant, request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
@@ -65,11 +65,11 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Abo
   }
 }
 
-async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, history: JsonObject[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, history: Item[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
   const input = await resolveItemReferences(request.input, history, ctx.store, tenant);
   // tools declared inside the input (tool_search_output) load with their credentials; what is
   // stored and echoed never carries them
-  const inputWithCredentials = input.map((item) => normalizeStoredItem(item) as JsonObject);
+  const inputWithCredentials = input.map(normalizeStoredItem);
   const inputItems = inputWithCredentials.map(itemWithoutCredentials);
   checkOutputsPaired(history, inputItems);
 
@@ -109,7 +109,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   // the model server is never handed a URL to fetch unless the operator chose so — not for a
   // turn, a compaction or a token count (whose request the upstream may also resolve)
   await ctx.options.images?.prepare(conversation, signal);
-  const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
+  const contextManagement = dryRun ? null : parseContextManagement((body as { context_management?: unknown }).context_management);
   const autoCompaction = contextManagement
     ? await maybeCompact(ctx.upstream, { request, conversation, tools: choice.functions, base }, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: ctx.log })
     : undefined;
@@ -126,7 +126,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
     request,
     body,
     registry,
-    inputItems: inputItems as Item[],
+    inputItems,
     conversation: autoCompaction?.conversation ?? conversation,
     base,
     tools: choice.functions,
@@ -139,40 +139,41 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
 }
 
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
-async function callRecordsFor(ctx: EngineContext, items: readonly JsonObject[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
+async function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
   const records = new Map(held.map((record) => [record.itemId, record]));
-  const wanted = items.filter((item) => typeof item.id === 'string' && !records.has(item.id) && handlerForCallItem(String(item.type))).map((item) => item.id as string);
+  const wanted = items.filter((item) => !records.has(item.id) && handlerForCallItem(item.type)).map((item) => item.id);
   if (wanted.length > 0) for (const record of await ctx.store.callRecords(wanted, tenant)) records.set(record.itemId, record);
   return records;
 }
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */
-function checkOutputsPaired(history: readonly JsonObject[], input: readonly JsonObject[]): void {
+function checkOutputsPaired(history: readonly Item[], input: readonly Item[]): void {
   // the history's calls are collected only when there is an output to pair (a long chain, once)
-  if (!input.some((item) => CLIENT_OUTPUT_ITEMS.has(item.type as string))) return;
+  if (!input.some((item) => CLIENT_OUTPUT_ITEMS.has(item.type))) return;
   const callIds = new Set<string>();
-  for (const item of history) if (typeof item.call_id === 'string' && !CLIENT_OUTPUT_ITEMS.has(item.type as string)) callIds.add(item.call_id);
+  for (const item of history) if (typeof item.call_id === 'string' && !CLIENT_OUTPUT_ITEMS.has(item.type)) callIds.add(item.call_id);
   input.forEach((item, i) => {
-    if (CLIENT_CALL_ITEMS.has(item.type as string)) {
-      if (typeof item.call_id === 'string') callIds.add(item.call_id);
+    const callId = typeof item.call_id === 'string' ? item.call_id : undefined;
+    if (CLIENT_CALL_ITEMS.has(item.type)) {
+      if (callId !== undefined) callIds.add(callId);
       return;
     }
-    if (CLIENT_OUTPUT_ITEMS.has(item.type as string) && !callIds.has(item.call_id as string)) {
-      throw invalidRequest(`No tool call found for ${String(item.type)} with call_id ${String(item.call_id)}.`, `input[${i}]`, 'invalid_value');
+    if (CLIENT_OUTPUT_ITEMS.has(item.type) && (callId === undefined || !callIds.has(callId))) {
+      throw invalidRequest(`No tool call found for ${item.type} with call_id ${String(item.call_id)}.`, `input[${i}]`, 'invalid_value');
     }
   });
 }
 
 /** The request's `text.format` in the model's terms. */
-function responseFormatOf(text: JsonObject): { responseFormat?: ModelResponseFormat } {
-  const format = text.format as JsonObject | undefined;
-  if (!format || format.type === 'text') return {};
+function responseFormatOf(text: TextConfig): { responseFormat?: ModelResponseFormat } {
+  const format = text.format;
+  if (format.type === 'text') return {};
   if (format.type === 'json_object') return { responseFormat: { type: 'json_object' } };
   return {
     responseFormat: {
       type: 'json_schema',
-      name: format.name as string,
-      schema: format.schema as Record<string, unknown>,
+      name: format.name,
+      schema: format.schema,
       ...(typeof format.strict === 'boolean' ? { strict: format.strict } : {}),
       ...(typeof format.description === 'string' ? { description: format.description } : {}),
     },

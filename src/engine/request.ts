@@ -1,13 +1,15 @@
 import { invalidRequest } from '../errors.js';
-import type { JsonObject } from '../protocol/responses.js';
-import { parseTools, type ParsedTool } from '../tools/registry.js';
+import { ENGINE_ITEM_VALIDATORS } from '../protocol/input-items.js';
+import { InvalidItemError } from '../protocol/item-validation.js';
+import type { InputItem, JsonObject, TextConfig, TextFormat } from '../protocol/responses.js';
+import { parseTools, toolItemValidator, type ParsedTool } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 import { isPlainObject } from '../tools/validate.js';
 
 /** A validated `POST /v1/responses` body; unknown top-level keys are tolerated and ignored. */
 export interface CreateRequest {
   model: string;
-  input: JsonObject[];
+  input: InputItem[];
   instructions: string | null;
   tools: ParsedTool[];
   toolChoice: unknown;
@@ -22,7 +24,7 @@ export interface CreateRequest {
   previousResponseId: string | null;
   /** `conversation` (a string or `{id}`): its items are prepended, the turn appended. */
   conversationId: string | null;
-  text: JsonObject;
+  text: TextConfig;
   reasoning: { effort: string | null; summary: string | null } | null;
   truncation: 'auto' | 'disabled';
   metadata: Record<string, string>;
@@ -36,30 +38,7 @@ export interface CreateRequest {
   frequencyPenalty: number;
 }
 
-/** Item types accepted in `input` (beyond messages). */
-export const KNOWN_INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
-  'message',
-  'function_call',
-  'function_call_output',
-  'custom_tool_call',
-  'custom_tool_call_output',
-  'reasoning',
-  'tool_search_call',
-  'tool_search_output',
-  'mcp_list_tools',
-  'mcp_call',
-  'mcp_approval_request',
-  'mcp_approval_response',
-  'web_search_call',
-  'file_search_call',
-  'code_interpreter_call',
-  'item_reference',
-  'compaction',
-]);
-
-const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
 const EFFORTS = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
-const INPUT_PART_TYPES = new Set(['input_text', 'input_image', 'input_file', 'output_text', 'refusal', 'text', 'summary_text', 'reasoning_text']);
 
 export function parseCreateRequest(body: unknown): CreateRequest {
   if (!isPlainObject(body)) throw invalidRequest('The request body must be a JSON object.', null, 'invalid_type');
@@ -128,74 +107,43 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   };
 }
 
-function parseInput(input: unknown): JsonObject[] {
+function parseInput(input: unknown): InputItem[] {
   if (input === undefined || input === null || input === '') return [];
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
   if (!Array.isArray(input)) throw invalidRequest("Invalid type for 'input': expected a string or an array of items.", 'input', 'invalid_type');
-  return input.map((item: unknown, i) => validateInputItem(item, `input[${i}]`));
+  try {
+    return input.map((item: unknown, i) => checkItem(item, `input[${i}]`));
+  } catch (err) {
+    throw asInvalidRequest(err);
+  }
 }
 
-export function validateInputItem(item: unknown, param: string): JsonObject {
-  if (!isPlainObject(item)) throw invalidRequest(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
+/**
+ * One item a client sends (`input[n]`, a conversation's `items[n]`), checked by the validator of its
+ * type — the engine's own (message, reasoning, compaction, item_reference) or its tool type's —
+ * and answered as the protocol's typed item. A 400 names the offending field.
+ */
+export function validateInputItem(item: unknown, param: string): InputItem {
+  try {
+    return checkItem(item, param);
+  } catch (err) {
+    throw asInvalidRequest(err);
+  }
+}
+
+function checkItem(item: unknown, param: string): InputItem {
+  if (!isPlainObject(item)) throw new InvalidItemError(`Invalid type for '${param}': expected an object.`, param, 'invalid_type');
   const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
-  if (typeof type !== 'string') throw invalidRequest(`Missing required parameter: '${param}.type'.`, `${param}.type`, 'missing_required_parameter');
-  if (!KNOWN_INPUT_ITEM_TYPES.has(type)) throw invalidRequest(`Invalid value: '${type}'. Unknown item type at '${param}.type'.`, `${param}.type`, 'invalid_value');
-  switch (type) {
-    case 'message': {
-      if (typeof item.role !== 'string' || !ROLES.has(item.role)) {
-        throw invalidRequest(`Invalid value for '${param}.role': expected one of 'user', 'assistant', 'system', 'developer'.`, `${param}.role`, 'invalid_value');
-      }
-      const content = item.content;
-      if (typeof content === 'string') return { ...item, type };
-      if (!Array.isArray(content)) throw invalidRequest(`Invalid type for '${param}.content': expected a string or an array of content parts.`, `${param}.content`, 'invalid_type');
-      content.forEach((part: unknown, j) => {
-        const partParam = `${param}.content[${j}]`;
-        if (!isPlainObject(part) || typeof part.type !== 'string') throw invalidRequest(`Invalid '${partParam}': expected a content part object with a 'type'.`, partParam, 'invalid_type');
-        if (!INPUT_PART_TYPES.has(part.type)) throw invalidRequest(`Invalid value: '${part.type}'. Unknown content part type at '${partParam}.type'.`, `${partParam}.type`, 'invalid_value');
-        if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') {
-          throw invalidRequest(`Invalid type for '${partParam}.text': expected a string.`, `${partParam}.text`, 'invalid_type');
-        }
-      });
-      return { ...item, type };
-    }
-    case 'function_call':
-      requireStringField(item, 'call_id', param);
-      requireStringField(item, 'name', param);
-      requireStringField(item, 'arguments', param, true);
-      return item;
-    case 'custom_tool_call':
-      requireStringField(item, 'call_id', param);
-      requireStringField(item, 'name', param);
-      requireStringField(item, 'input', param, true);
-      return item;
-    case 'function_call_output':
-    case 'custom_tool_call_output':
-      requireStringField(item, 'call_id', param);
-      if (typeof item.output !== 'string' && !Array.isArray(item.output)) {
-        throw invalidRequest(`Invalid type for '${param}.output': expected a string or an array of content parts.`, `${param}.output`, 'invalid_type');
-      }
-      return item;
-    case 'mcp_approval_response':
-      requireStringField(item, 'approval_request_id', param);
-      if (typeof item.approve !== 'boolean') throw invalidRequest(`Missing required parameter: '${param}.approve'.`, `${param}.approve`, 'missing_required_parameter');
-      return item;
-    case 'item_reference':
-      requireStringField(item, 'id', param);
-      return item;
-    default:
-      return item;
-  }
+  if (typeof type !== 'string') throw new InvalidItemError(`Missing required parameter: '${param}.type'.`, `${param}.type`, 'missing_required_parameter');
+  // an id names the item in storage and streams: a string, or absent (then minted)
+  if (item.id !== undefined && item.id !== null && typeof item.id !== 'string') throw new InvalidItemError(`Invalid type for '${param}.id': expected a string.`, `${param}.id`, 'invalid_type');
+  const validate = ENGINE_ITEM_VALIDATORS.get(type) ?? toolItemValidator(type);
+  if (!validate) throw new InvalidItemError(`Invalid value: '${type}'. Unknown item type at '${param}.type'.`, `${param}.type`, 'invalid_value');
+  return validate(item, param);
 }
 
-function requireStringField(item: JsonObject, key: string, param: string, allowEmpty = false): void {
-  const value = item[key];
-  if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
-    throw invalidRequest(
-      value === undefined ? `Missing required parameter: '${param}.${key}'.` : `Invalid type for '${param}.${key}': expected a string.`,
-      `${param}.${key}`,
-      value === undefined ? 'missing_required_parameter' : 'invalid_type',
-    );
-  }
+function asInvalidRequest(err: unknown): unknown {
+  return err instanceof InvalidItemError ? invalidRequest(err.message, err.param, err.code) : err;
 }
 
 function parseConversation(value: unknown): string | null {
@@ -211,25 +159,37 @@ function parseInstructions(value: unknown): string | null {
   return value;
 }
 
-function parseText(value: unknown): JsonObject {
+function parseText(value: unknown): TextConfig {
   if (value === undefined || value === null) return { format: { type: 'text' }, verbosity: 'medium' };
   if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'text': expected an object.", 'text', 'invalid_type');
-  const format = value.format ?? { type: 'text' };
-  if (!isPlainObject(format)) throw invalidRequest("Invalid type for 'text.format': expected an object.", 'text.format', 'invalid_type');
-  switch (format.type) {
+  const verbosity = value.verbosity ?? 'medium';
+  if (verbosity !== 'low' && verbosity !== 'medium' && verbosity !== 'high') throw invalidRequest("Invalid value for 'text.verbosity'.", 'text.verbosity', 'invalid_value');
+  return { format: parseTextFormat(value.format), verbosity };
+}
+
+function parseTextFormat(value: unknown): TextFormat {
+  if (value === undefined || value === null) return { type: 'text' };
+  if (!isPlainObject(value)) throw invalidRequest("Invalid type for 'text.format': expected an object.", 'text.format', 'invalid_type');
+  switch (value.type) {
     case 'text':
     case 'json_object':
-      break;
-    case 'json_schema':
-      if (typeof format.name !== 'string' || format.name.length === 0) throw invalidRequest("Missing required parameter: 'text.format.name'.", 'text.format.name', 'missing_required_parameter');
-      if (!isPlainObject(format.schema)) throw invalidRequest("Missing required parameter: 'text.format.schema'.", 'text.format.schema', 'missing_required_parameter');
-      break;
+      return { ...value, type: value.type };
+    case 'json_schema': {
+      const { name, schema, strict, description } = value;
+      if (typeof name !== 'string' || name.length === 0) throw invalidRequest("Missing required parameter: 'text.format.name'.", 'text.format.name', 'missing_required_parameter');
+      if (!isPlainObject(schema)) throw invalidRequest("Missing required parameter: 'text.format.schema'.", 'text.format.schema', 'missing_required_parameter');
+      return {
+        ...value,
+        type: 'json_schema',
+        name,
+        schema,
+        strict: typeof strict === 'boolean' ? strict : null,
+        description: typeof description === 'string' ? description : null,
+      };
+    }
     default:
       throw invalidRequest("Invalid value for 'text.format.type': expected 'text', 'json_object' or 'json_schema'.", 'text.format.type', 'invalid_value');
   }
-  const verbosity = value.verbosity ?? 'medium';
-  if (verbosity !== 'low' && verbosity !== 'medium' && verbosity !== 'high') throw invalidRequest("Invalid value for 'text.verbosity'.", 'text.verbosity', 'invalid_value');
-  return { format, verbosity };
 }
 
 function parseReasoning(value: unknown): CreateRequest['reasoning'] {

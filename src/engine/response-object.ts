@@ -1,4 +1,4 @@
-import type { JsonObject, ResponseObject } from '../protocol/responses.js';
+import type { ResponseObject, TextConfig } from '../protocol/responses.js';
 import type { CreateRequest } from './request.js';
 import { echoTools } from '../tools/registry.js';
 
@@ -42,8 +42,8 @@ export function newResponseObject(id: string, createdAt: number, req: CreateRequ
 }
 
 /** `text.format` json_schema is echoed with every field the spec requires (`description`, `strict`). */
-function echoText(text: JsonObject): JsonObject {
-  const format = text.format as JsonObject | undefined;
-  if (format?.type !== 'json_schema') return text;
+function echoText(text: TextConfig): TextConfig {
+  const format = text.format;
+  if (format.type !== 'json_schema') return text;
   return { ...text, format: { type: 'json_schema', name: format.name, description: format.description ?? null, schema: format.schema, strict: format.strict ?? false } };
 }

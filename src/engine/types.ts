@@ -1,24 +1,16 @@
 import type { GatewayError } from '../errors.js';
 import type { ModelItem, ModelRequest } from '../protocol/model.js';
-import type { Item, ResponseObject, Usage } from '../protocol/responses.js';
+import type { CompactionItem, Item, ResponseObject, Usage } from '../protocol/responses.js';
 import type { GatewayCallRecord, StoredResponse, StreamEvent } from '../store/store.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ApprovedCall, ModelCall, RegistryEntry, ToolOutcome } from '../tools/types.js';
 import type { CreateRequest } from './request.js';
 import type { Logger } from '../util/logger.js';
 
-export type { Logger };
+export type { CompactionItem, Logger };
 
 // Types the engine's stages share, in one place so that no engine file imports a sibling only
 // for a type (and the stages do not import each other in a circle).
-
-/** A `compaction` item as stored and returned: the summary travels in `encrypted_content`. */
-export interface CompactionItem {
-  type: 'compaction';
-  id: string;
-  encrypted_content: string;
-  [key: string]: unknown;
-}
 
 export interface AutoCompaction {
   /** Replaces `turn.conversation`: [instructions?, summary message, ...kept model items]. */

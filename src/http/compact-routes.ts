@@ -4,12 +4,14 @@ import { compactConversation, keptPublicItems, type CompactionResult } from '../
 import { countInputTokens } from '../engine/token-count.js';
 import type { Engine } from '../engine/turn.js';
 import type { ReasoningReplay } from '../protocol/chat.js';
-import type { Item, JsonObject } from '../protocol/responses.js';
+import type { Item, JsonObject, ResolvedInputItem } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { APPROVAL_GATES } from '../tools/registry.js';
 import { newId } from '../util/ids.js';
-import { isModelProduced } from '../util/items.js';
+import { isModelProduced, normalizeStoredItem } from '../util/items.js';
+import { validateInputItem } from '../engine/request.js';
+import { isPlainObject } from '../tools/validate.js';
 import { readJsonBody, sendJson } from './json.js';
 import type { Route } from './router.js';
 import { tenantOf } from '../observability/request-context.js';
@@ -62,15 +64,15 @@ export async function compactBody(deps: CompactRouteDeps, body: JsonObject, req:
     signal,
     { dryRun: true, tenant: tenantOf(req) },
   );
-  const history: JsonObject[] = [];
+  const history: Item[] = [];
   if (turn.request.previousResponseId !== null) {
-    for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...(record.inputItems as readonly JsonObject[]), ...(record.response.output as JsonObject[]));
+    for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...record.inputItems, ...record.response.output);
   }
-  const publicItems = [...history, ...withPending(turn.inputItems as readonly JsonObject[], pending)];
+  const publicItems = [...history, ...withPending(turn.inputItems, pending)];
   return compactConversation(deps.upstream, {
     model: turn.request.model,
     items: turn.conversation,
-    keptItems: options.keepNothing ? [] : (keptPublicItems(publicItems) as Item[]),
+    keptItems: options.keepNothing ? [] : keptPublicItems(publicItems),
     leading: turn.request.instructions ? 1 : 0,
     signal,
     everything: options.keepNothing,
@@ -120,7 +122,7 @@ const ANSWER_TYPES = new Set(APPROVAL_GATES.map((gate) => gate.answerItemType));
 interface Pending {
   /** Index in the original input. */
   index: number;
-  item: JsonObject;
+  item: ResolvedInputItem;
 }
 
 /**
@@ -133,20 +135,28 @@ function splitPendingApprovals(input: unknown): { input: unknown; pending: Pendi
   if (!Array.isArray(input)) return { input, pending: [] };
   let lastModelItem = -1;
   input.forEach((item: unknown, i) => {
-    if (item !== null && typeof item === 'object' && isModelProduced(item as JsonObject)) lastModelItem = i;
+    if (isPlainObject(item) && isModelProduced(item)) lastModelItem = i;
   });
   const pending: Pending[] = [];
   const kept: unknown[] = [];
   input.forEach((item: unknown, i) => {
-    if (i > lastModelItem && item !== null && typeof item === 'object' && ANSWER_TYPES.has(String((item as JsonObject).type))) pending.push({ index: i, item: item as JsonObject });
+    // set aside, but checked as any input item is (by its tool type's validator)
+    if (i > lastModelItem && isPlainObject(item) && typeof item.type === 'string' && ANSWER_TYPES.has(item.type)) pending.push({ index: i, item: validateAnswer(item, `input[${i}]`) });
     else kept.push(item);
   });
   return { input: kept, pending };
 }
 
 /** The prepared input items with the set-aside approval answers back in their places (with ids). */
-function withPending(inputItems: readonly JsonObject[], pending: readonly Pending[]): JsonObject[] {
+function withPending(inputItems: readonly Item[], pending: readonly Pending[]): Item[] {
   const out = [...inputItems];
-  for (const { index, item } of pending) out.splice(index, 0, typeof item.id === 'string' ? item : { id: newId('mcpa'), ...item });
+  for (const { index, item } of pending) out.splice(index, 0, typeof item.id === 'string' ? normalizeStoredItem(item) : normalizeStoredItem({ id: newId('mcpa'), ...item }));
   return out;
+}
+
+function validateAnswer(item: JsonObject, param: string): ResolvedInputItem {
+  const checked = validateInputItem(item, param);
+  // never taken (an answer is not a reference); narrows the type
+  if (checked.type === 'item_reference') throw invalidRequest(`Invalid value for '${param}.type'.`, `${param}.type`, 'invalid_value');
+  return checked;
 }

@@ -40,8 +40,8 @@ export function compactionTriggerHandler(deps: CompactRouteDeps) {
       send('response.created', { response: started });
       send('response.in_progress', { response: started });
       result.output.forEach((item, index) => {
-        send('response.output_item.added', { output_index: index, item: item as JsonObject });
-        send('response.output_item.done', { output_index: index, item: item as JsonObject });
+        send('response.output_item.added', { output_index: index, item });
+        send('response.output_item.done', { output_index: index, item });
       });
       send('response.completed', { response: response as unknown as JsonObject });
       writer.end();

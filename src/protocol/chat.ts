@@ -62,7 +62,7 @@ export interface ChatChunk {
     prompt_tokens_details?: { cached_tokens?: number } | null;
     completion_tokens_details?: { reasoning_tokens?: number } | null;
   } | null;
-  error?: { message?: string; code?: unknown; type?: string };
+  error?: { message?: string; code?: unknown; type?: string } | string;
 }
 
 export type ReasoningReplay = 'none' | 'reasoning' | 'reasoning_content';
@@ -269,6 +269,10 @@ export class ChatStreamDecoder {
   }
 
   push(chunk: ChatChunk, out: RawEvent[]): void {
+    if (typeof chunk.error === 'string') {
+      out.push({ kind: 'error', message: chunk.error || 'upstream error' });
+      return;
+    }
     if (chunk.error) {
       out.push({ kind: 'error', message: chunk.error.message ?? 'upstream error', code: typeof chunk.error.code === 'string' ? chunk.error.code : undefined });
       return;

@@ -5,6 +5,7 @@
  * arrives inside `response.completed`. Reference: chat-completions-upstream.md §6.
  */
 import type { FinishReason, ModelItem, ModelRequest, RawEvent } from './model.js';
+import type { UpstreamResponsesEvent } from './upstream-chunks.js';
 
 export function encodeResponsesRequest(req: ModelRequest): Record<string, unknown> {
   const instructions: string[] = [];
@@ -54,13 +55,6 @@ function encodeItem(item: ModelItem): Record<string, unknown> | null {
   }
 }
 
-interface UpstreamUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  input_tokens_details?: { cached_tokens?: number } | null;
-  output_tokens_details?: { reasoning_tokens?: number } | null;
-}
-
 /** Decodes parsed Responses stream events into raw events. */
 export class ResponsesStreamDecoder {
   private readonly callIndex = new Map<number, number>();
@@ -68,7 +62,7 @@ export class ResponsesStreamDecoder {
 
   constructor(private readonly newCallId: () => string) {}
 
-  push(event: Record<string, any>, out: RawEvent[]): void {
+  push(event: UpstreamResponsesEvent, out: RawEvent[]): void {
     switch (event.type) {
       case 'response.output_text.delta':
         if (event.delta) out.push({ kind: 'text', delta: event.delta });
@@ -84,14 +78,14 @@ export class ResponsesStreamDecoder {
         const item = event.item;
         if (item?.type !== 'function_call') break;
         const index = this.callIndex.size;
-        this.callIndex.set(event.output_index, index);
+        this.callIndex.set(event.output_index ?? index, index);
         this.sawCall = true;
-        out.push({ kind: 'tool_call_start', index, callId: item.call_id || this.newCallId(), name: item.name });
+        out.push({ kind: 'tool_call_start', index, callId: item.call_id || this.newCallId(), name: item.name ?? '' });
         if (item.arguments) out.push({ kind: 'tool_call_args', index, delta: item.arguments });
         break;
       }
       case 'response.function_call_arguments.delta': {
-        const index = this.callIndex.get(event.output_index);
+        const index = event.output_index === undefined ? undefined : this.callIndex.get(event.output_index);
         if (index !== undefined && event.delta) out.push({ kind: 'tool_call_args', index, delta: event.delta });
         break;
       }
@@ -99,7 +93,7 @@ export class ResponsesStreamDecoder {
       case 'response.incomplete':
       case 'response.failed': {
         const response = event.response ?? {};
-        const usage: UpstreamUsage | undefined = response.usage;
+        const usage = response.usage;
         if (usage) {
           out.push({
             kind: 'usage',
@@ -119,7 +113,7 @@ export class ResponsesStreamDecoder {
         break;
       }
       case 'error':
-        out.push({ kind: 'error', message: event.message ?? event.error?.message ?? 'upstream error', code: event.code ?? undefined });
+        out.push({ kind: 'error', message: event.message ?? event.error?.message ?? 'upstream error', code: typeof event.code === 'string' ? event.code : undefined });
         break;
       default:
         // everything else (lifecycle, done events, vLLM's response.reasoning_part.*) carries nothing new
@@ -127,7 +121,7 @@ export class ResponsesStreamDecoder {
     }
   }
 
-  private finishReason(response: Record<string, any>): FinishReason {
+  private finishReason(response: NonNullable<UpstreamResponsesEvent['response']>): FinishReason {
     if (response.status === 'incomplete') {
       return response.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length';
     }

@@ -14,7 +14,9 @@ export type InputContentPart = InputTextPart | InputImagePart | InputFilePart;
 
 export interface UrlCitation { type: 'url_citation'; url: string; title: string; start_index: number; end_index: number }
 export interface FileCitation { type: 'file_citation'; file_id: string; filename: string; index: number }
-export type Annotation = UrlCitation | FileCitation | ({ type: string } & JsonObject);
+/** A file the code interpreter wrote, named in the answer (`/mnt/data/x.csv`). */
+export interface ContainerFileCitation { type: 'container_file_citation'; container_id: string; file_id: string; filename: string; start_index: number; end_index: number }
+export type Annotation = UrlCitation | FileCitation | ContainerFileCitation | ({ type: string } & JsonObject);
 
 export interface OutputTextPart { type: 'output_text'; text: string; annotations: Annotation[]; logprobs?: unknown[] }
 export interface RefusalPart { type: 'refusal'; refusal: string }
@@ -22,17 +24,30 @@ export type OutputContentPart = OutputTextPart | RefusalPart;
 
 export interface ReasoningTextPart { type: 'reasoning_text'; text: string }
 export interface SummaryTextPart { type: 'summary_text'; text: string }
+/** A bare `text` part (accepted in input messages, as some clients send it). */
+export interface PlainTextPart { type: 'text'; text: string }
+
+/** Any part a message's content may hold (input messages also echo output and reasoning parts). */
+export type MessageContentPart = InputContentPart | OutputContentPart | PlainTextPart | SummaryTextPart | ReasoningTextPart;
 
 // ---------- items ----------
 
+/**
+ * Items carry fields this gateway does not read (a client's extras, OpenAI's newer fields): they
+ * are kept as they came. Each item type below names the fields the gateway reads.
+ */
+export interface ItemFields {
+  [field: string]: unknown;
+}
+
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
-export interface MessageItem {
+export interface MessageItem extends ItemFields {
   type: 'message';
   id: string;
   role: 'user' | 'assistant' | 'system' | 'developer';
   status: ItemStatus;
-  content: Array<InputContentPart | OutputContentPart>;
+  content: MessageContentPart[];
   phase?: 'commentary' | 'final_answer';
 }
 
@@ -41,7 +56,7 @@ export interface OutputMessageItem extends MessageItem {
   content: OutputContentPart[];
 }
 
-export interface ReasoningItem {
+export interface ReasoningItem extends ItemFields {
   type: 'reasoning';
   id: string;
   summary: SummaryTextPart[];
@@ -50,17 +65,18 @@ export interface ReasoningItem {
   status?: ItemStatus;
 }
 
-export interface FunctionCallItem {
+export interface FunctionCallItem extends ItemFields {
   type: 'function_call';
   id: string;
   call_id: string;
   name: string;
   namespace?: string;
   arguments: string;
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
 }
 
-export interface FunctionCallOutputItem {
+export interface FunctionCallOutputItem extends ItemFields {
   type: 'function_call_output';
   id: string;
   call_id: string;
@@ -68,52 +84,171 @@ export interface FunctionCallOutputItem {
   status?: ItemStatus;
 }
 
-export interface CustomToolCallItem {
+export interface CustomToolCallItem extends ItemFields {
   type: 'custom_tool_call';
   id: string;
   call_id: string;
   name: string;
   namespace?: string;
   input: string;
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
 }
 
-export interface CustomToolCallOutputItem {
+export interface CustomToolCallOutputItem extends ItemFields {
   type: 'custom_tool_call_output';
   id: string;
   call_id: string;
   output: string | InputContentPart[];
 }
 
-export interface ToolSearchCallItem {
+export interface ToolSearchCallItem extends ItemFields {
   type: 'tool_search_call';
   id: string;
   call_id: string | null;
   arguments: unknown;
   execution: 'server' | 'client';
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
 }
 
-export interface ToolSearchOutputItem {
+export interface ToolSearchOutputItem extends ItemFields {
   type: 'tool_search_output';
   id: string;
   call_id: string | null;
   execution: 'server' | 'client';
-  status: ItemStatus;
+  /** Always set on output; a client may echo the item without it. */
+  status?: ItemStatus;
   tools: JsonObject[];
 }
 
-/** Any item; gateway-owned tool items (mcp_call, web_search_call, …) are carried as open objects. */
+/** Status of a hosted tool's call item (`searching`, `interpreting`, `failed` … as OpenAI reports them). */
+export type ToolCallStatus = ItemStatus | 'searching' | 'interpreting' | 'calling' | 'failed';
+
+export interface McpListToolsItem extends ItemFields {
+  type: 'mcp_list_tools';
+  id: string;
+  server_label: string;
+  tools: JsonObject[];
+  error?: string | null;
+}
+
+export interface McpCallItem extends ItemFields {
+  type: 'mcp_call';
+  id: string;
+  server_label: string;
+  name: string;
+  arguments: string;
+  output?: string | null;
+  error?: unknown;
+  approval_request_id?: string | null;
+  status?: ToolCallStatus;
+}
+
+export interface McpApprovalRequestItem extends ItemFields {
+  type: 'mcp_approval_request';
+  id: string;
+  server_label: string;
+  name: string;
+  arguments: string;
+}
+
+export interface McpApprovalResponseItem extends ItemFields {
+  type: 'mcp_approval_response';
+  id: string;
+  approval_request_id: string;
+  approve: boolean;
+  reason?: string | null;
+}
+
+export interface WebSearchCallItem extends ItemFields {
+  type: 'web_search_call';
+  id: string;
+  status?: ToolCallStatus;
+  action?: JsonObject;
+  results?: unknown;
+}
+
+export interface FileSearchCallItem extends ItemFields {
+  type: 'file_search_call';
+  id: string;
+  status?: ToolCallStatus;
+  queries: string[];
+  results: JsonObject[] | null;
+}
+
+export interface CodeInterpreterCallItem extends ItemFields {
+  type: 'code_interpreter_call';
+  id: string;
+  status?: ToolCallStatus;
+  code: string | null;
+  container_id: string;
+  outputs: JsonObject[] | null;
+}
+
+/** A `compaction` item as stored and returned: the summary travels in `encrypted_content`. */
+export interface CompactionItem extends ItemFields {
+  type: 'compaction';
+  id: string;
+  encrypted_content: string;
+}
+
+/** An input item standing for a stored item (resolved before the turn runs; never stored). */
+export interface ItemReference extends ItemFields {
+  type: 'item_reference';
+  id: string;
+}
+
+/** Any stored or returned item, discriminated by `type`. */
 export type Item =
   | MessageItem
   | ReasoningItem
+  | CompactionItem
   | FunctionCallItem
   | FunctionCallOutputItem
   | CustomToolCallItem
   | CustomToolCallOutputItem
   | ToolSearchCallItem
   | ToolSearchOutputItem
-  | ({ type: string; id: string } & JsonObject);
+  | McpListToolsItem
+  | McpCallItem
+  | McpApprovalRequestItem
+  | McpApprovalResponseItem
+  | WebSearchCallItem
+  | FileSearchCallItem
+  | CodeInterpreterCallItem;
+
+export type ItemType = Item['type'];
+
+/**
+ * An item as a client sends it in `input` (or a conversation's `items`): the id (and status) are
+ * minted when absent, a message's content may be one string, and a stored item may be referenced.
+ */
+export type InputItem = IncomingItem<Item> | ItemReference;
+
+/** An input item once its references are resolved: an item as the client sent it or as stored. */
+export type ResolvedInputItem = Exclude<InputItem, ItemReference>;
+
+type IncomingItem<T> = T extends MessageItem
+  ? Without<T, 'id' | 'status' | 'content'> & { id?: string; status?: ItemStatus; content: string | T['content'] }
+  : Without<T, 'id' | 'status'> & { id?: string } & Partial<Pick<T, Extract<keyof T, 'status'>>>;
+
+/** `Omit` that keeps an index signature's known fields (the built-in one drops them). */
+type Without<T, K> = { [P in keyof T as P extends K ? never : P]: T[P] };
+
+// ---------- request configuration ----------
+
+/** `text.format`: plain text, any JSON object, or JSON matching a schema. */
+export type TextFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: JsonObject; strict?: boolean | null; description?: string | null };
+
+/** The request's (and the Response's) `text` configuration. */
+export interface TextConfig {
+  format: TextFormat;
+  verbosity: 'low' | 'medium' | 'high';
+}
 
 // ---------- the Response object ----------
 
@@ -145,7 +280,7 @@ export interface ResponseObject {
   tool_choice: unknown;
   truncation: 'auto' | 'disabled';
   parallel_tool_calls: boolean;
-  text: JsonObject;
+  text: TextConfig;
   top_p: number;
   presence_penalty: number;
   frequency_penalty: number;

@@ -1,6 +1,10 @@
 import type { Item, ResponseObject } from '../protocol/responses.js';
 
-/** One stored turn: the response and the input items this request added (each with an id). */
+/**
+ * One stored turn: the response and the input items this request added (each with an id).
+ * Items are checked on the way in (each by its type's validator, or made by the gateway), so
+ * stores decode them as `Item` without checking them again.
+ */
 export interface StoredResponse {
   response: ResponseObject;
   inputItems: readonly Item[];

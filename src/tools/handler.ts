@@ -1,5 +1,6 @@
 import type { McpService } from '../mcp/service.js';
 import type { ModelItem } from '../protocol/model.js';
+import type { ItemValidator } from '../protocol/item-validation.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { ApprovalVerdict, ApprovedCall, DeclaredTool, GatewayExecution, InputCheckPolicy, LoadableRegistry, RegistryEntry, RegistryView, ToolSearchSettings } from './types.js';
 
@@ -10,7 +11,7 @@ export interface RequestContext {
   /** The model the request names (per-model settings such as tool_search's deferral mode). */
   model?: string;
   /** The conversation before this request (history, then input): tools that keep state across turns look here (code_interpreter's container). */
-  priorItems?: readonly JsonObject[];
+  priorItems?: readonly Item[];
   /** Whose request this is (the API key's tenant): tools reach only that tenant's files, vector stores and containers. */
   tenant?: string;
 }
@@ -43,7 +44,7 @@ export interface GrammarSettings {
 /** What the discover stage may ask beyond declaration. */
 export interface DiscoverContext extends DeclareContext {
   /** The conversation before this request's tools are discovered (history, then input): earlier discoveries can be reused. */
-  priorItems: readonly JsonObject[];
+  priorItems: readonly Item[];
   signal: AbortSignal;
 }
 
@@ -73,14 +74,14 @@ export interface ApprovalGate {
    * turn runs. Throws a 400 naming the answer otherwise.
    */
   resolve(
-    history: readonly JsonObject[],
-    input: readonly JsonObject[],
+    history: readonly Item[],
+    input: readonly Item[],
     registry: RegistryView,
     check: (id: string, digest: string) => Promise<ApprovalVerdict>,
     offered?: ReadonlySet<string>,
   ): Promise<ApprovedCall[]>;
   /** The digest that binds an approval request item the turn emitted; undefined when the item is not this gate's. */
-  bind(item: JsonObject, registry: RegistryView): string | undefined;
+  bind(item: Item, registry: RegistryView): string | undefined;
 }
 
 /** The public lifecycle of an item that opens a turn (e.g. `mcp_list_tools`): added as `opened`, then these events, then done. */
@@ -123,6 +124,12 @@ export interface ToolHandler<D = JsonObject> {
    */
   complete?(declaration: D, ctx: CompleteContext): void;
   /**
+   * The public item types this tool type owns (its calls, outputs, approvals, listings) and the
+   * validator of each, used on every item a client sends (`input`, conversation items). The engine
+   * owns only messages, reasoning, compactions and item references: any other type is unknown.
+   */
+  readonly items?: Readonly<Record<string, ItemValidator>>;
+  /**
    * Client types: the public item of a call the client answers, and of its answer when the answer
    * must name a call the conversation holds (paired by `call_id`; checked when a turn is prepared).
    */
@@ -133,11 +140,11 @@ export interface ToolHandler<D = JsonObject> {
    * Gateway types: the call as the model saw it, rebuilt from its public item, for when the
    * gateway no longer holds the call's model-facing record. Without `output` the result is gone.
    */
-  replayCall?(item: JsonObject): ReplayedCall;
+  replayCall?(item: Item): ReplayedCall;
   /** Public item types of this tool type that `replay` turns back into what the model saw (calls, outputs, approvals). */
   readonly replayItemTypes?: readonly string[];
   /** A stored or echoed item of `replayItemTypes` → its model-facing items (none: the model does not see it). */
-  replay?(item: JsonObject, ctx: ReplayContext): ModelItem[];
+  replay?(item: Item, ctx: ReplayContext): ModelItem[];
   /** Approvals this type's calls may need. */
   readonly gate?: ApprovalGate;
   /** Items this type's discovery produces at the start of a turn, and their events. */

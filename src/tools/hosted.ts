@@ -1,3 +1,4 @@
+import type { ItemValidator } from '../protocol/item-validation.js';
 import type { ModelFunction } from '../protocol/model.js';
 import type { JsonObject } from '../protocol/responses.js';
 import type { ToolHandler } from './handler.js';
@@ -16,6 +17,8 @@ export function hostedToolHandler<D extends JsonObject>(spec: {
   functions(decl: D): ModelFunction[];
   /** The public item type of its calls (`web_search_call`). */
   callItemType: string;
+  /** The validator of a call item a client sends back. */
+  validateCallItem: ItemValidator;
   replayCall?: ToolHandler<D>['replayCall'];
 }): ToolHandler<D> {
   return {
@@ -23,6 +26,7 @@ export function hostedToolHandler<D extends JsonObject>(spec: {
     owner: 'gateway',
     parse: spec.parse,
     callItemTypes: [spec.callItemType],
+    items: { [spec.callItemType]: spec.validateCallItem },
     choiceType: spec.executionType,
     ...(spec.replayCall ? { replayCall: spec.replayCall } : {}),
     normalize(decl, param, ctx): RegistryEntry[] {

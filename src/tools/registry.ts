@@ -1,3 +1,4 @@
+import type { ItemValidator } from '../protocol/item-validation.js';
 import type { ModelFunction, ModelToolChoice } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { ApprovalGate, DeclareContext, DiscoverContext, PreludeLifecycle, ToolHandler } from './handler.js';
@@ -45,6 +46,12 @@ export function handlerForReplayItem(itemType: string): ToolHandler<any> | undef
   return HANDLER_BY_REPLAY_ITEM.get(itemType);
 }
 
+const ITEM_VALIDATORS: ReadonlyMap<string, ItemValidator> = new Map(HANDLERS.flatMap((h) => Object.entries(h.items ?? {})));
+
+/** The validator of a public item type some tool type owns (`mcp_call`, `function_call_output` …), if any. */
+export function toolItemValidator(itemType: string): ItemValidator | undefined {
+  return ITEM_VALIDATORS.get(itemType);
+}
 /** Public item types of calls the client answers (`function_call`, `custom_tool_call`, …). */
 export const CLIENT_CALL_ITEMS: ReadonlySet<string> = new Set(HANDLERS.flatMap((h) => (h.clientCallItems ? [h.clientCallItems.call] : [])));
 /** Public item types of answers that must name a call the conversation holds (`function_call_output`, …). */
@@ -266,9 +273,9 @@ export function withoutCredentials(tool: JsonObject): JsonObject {
 }
 
 /** An item as it may be stored or echoed: tool declarations it carries (`tool_search_output`) without credentials. */
-export function itemWithoutCredentials<T extends JsonObject>(item: T): T {
-  if (!Array.isArray(item.tools)) return item;
-  return { ...item, tools: (item.tools as unknown[]).map((tool) => (isPlainObject(tool) ? withoutCredentials(tool) : tool)) };
+export function itemWithoutCredentials(item: Item): Item {
+  if (item.type !== 'tool_search_output' || !Array.isArray(item.tools)) return item;
+  return { ...item, tools: item.tools.map((tool) => (isPlainObject(tool) ? withoutCredentials(tool) : tool)) };
 }
 
 export interface ResolvedToolChoice {

@@ -1,5 +1,5 @@
 import type { ModelItem } from '../protocol/model.js';
-import type { JsonObject } from '../protocol/responses.js';
+import type { CustomToolCallOutputItem, FunctionCallOutputItem, Item } from '../protocol/responses.js';
 import { flattenedName } from './names.js';
 import type { ReplayContext } from './handler.js';
 
@@ -13,16 +13,17 @@ export function replayedName(ctx: ReplayContext, type: string, name: string, nam
 }
 
 /** A `*_output` item → the model's tool result. */
-export function replayedOutput(item: JsonObject): ModelItem {
-  return { type: 'function_call_output', callId: item.call_id as string, output: outputText(item.output) };
+export function replayedOutput(item: FunctionCallOutputItem | CustomToolCallOutputItem): ModelItem {
+  return { type: 'function_call_output', callId: item.call_id, output: outputText(item.output) };
 }
 
-export function callIdOf(item: JsonObject): string {
-  return typeof item.call_id === 'string' ? item.call_id : String(item.id);
+/** The call id of an item whose `call_id` may be null (tool_search): its item id then. */
+export function callIdOf(item: Item): string {
+  return typeof item.call_id === 'string' ? item.call_id : item.id;
 }
 
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
   if (!Array.isArray(output)) return JSON.stringify(output);
-  return (output as JsonObject[]).map((p) => (typeof p.text === 'string' ? p.text : p.type === 'input_image' ? '[image]' : '')).join('');
+  return output.map((p: { type?: unknown; text?: unknown } | null) => (typeof p?.text === 'string' ? p.text : p?.type === 'input_image' ? '[image]' : '')).join('');
 }

@@ -1,5 +1,6 @@
 import { Errors } from '../errors.js';
 import { ChatStreamDecoder, encodeChatRequest, type ChatChunk, type ReasoningReplay } from '../protocol/chat.js';
+import { checkChatChunk, MalformedChunkError } from '../protocol/upstream-chunks.js';
 import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
@@ -32,9 +33,9 @@ export class ChatCompletionsUpstream implements UpstreamClient {
         if (data === '[DONE]') return;
         let chunk: ChatChunk;
         try {
-          chunk = JSON.parse(data) as ChatChunk;
-        } catch {
-          throw Errors.upstreamInvalidResponse(`The upstream sent an invalid chunk: ${data.slice(0, 200)}`);
+          chunk = checkChatChunk(JSON.parse(data));
+        } catch (err) {
+          throw Errors.upstreamInvalidResponse(`The upstream sent an invalid chunk${err instanceof MalformedChunkError ? ` (${err.message})` : ''}: ${data.slice(0, 200)}`);
         }
         decoder.push(chunk, out);
       },

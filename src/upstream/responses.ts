@@ -2,6 +2,7 @@ import { Errors } from '../errors.js';
 import type { ModelRequest, RawEvent } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
 import { ResponsesStreamDecoder, encodeResponsesRequest } from '../protocol/responses-upstream.js';
+import { checkResponsesEvent, MalformedChunkError, type UpstreamResponsesEvent } from '../protocol/upstream-chunks.js';
 import { newId } from '../util/ids.js';
 import type { UpstreamClient, UpstreamOptions } from './client.js';
 import { UpstreamTransport } from './http.js';
@@ -22,11 +23,11 @@ export class ResponsesUpstream implements UpstreamClient {
       response,
       (data, out) => {
         if (data === '[DONE]') return;
-        let event: Record<string, unknown>;
+        let event: UpstreamResponsesEvent;
         try {
-          event = JSON.parse(data) as Record<string, unknown>;
-        } catch {
-          throw Errors.upstreamInvalidResponse(`The upstream sent an invalid event: ${data.slice(0, 200)}`);
+          event = checkResponsesEvent(JSON.parse(data));
+        } catch (err) {
+          throw Errors.upstreamInvalidResponse(`The upstream sent an invalid event${err instanceof MalformedChunkError ? ` (${err.message})` : ''}: ${data.slice(0, 200)}`);
         }
         decoder.push(event, out);
       },

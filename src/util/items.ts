@@ -1,4 +1,4 @@
-import { ID_PREFIX, type Item, type JsonObject } from '../protocol/responses.js';
+import { ID_PREFIX, type Item, type JsonObject, type MessageItem, type ResolvedInputItem } from '../protocol/responses.js';
 import { newId } from './ids.js';
 
 /** Id prefixes for items that arrive without one. */
@@ -15,15 +15,30 @@ const ITEM_ID_PREFIX: Record<string, string> = {
  * An item as stored (response input items, conversation items): an id minted when absent,
  * string message content turned into one text part, and `status: 'completed'` on messages.
  * Idempotent: a normalized item comes back unchanged (same object).
+ *
+ * Items reach the store only through here, after their validator (`input`, conversation items) or
+ * made by the gateway itself (output): read back, they are trusted as `Item` without a second check.
  */
-export function normalizeStoredItem(item: Item | JsonObject): Item {
-  let out = item as JsonObject;
-  if (out.type === 'message' && typeof out.content === 'string') {
-    out = { ...out, content: [{ type: out.role === 'assistant' ? 'output_text' : 'input_text', text: out.content, ...(out.role === 'assistant' ? { annotations: [] } : {}) }] };
+export function normalizeStoredItem(item: ResolvedInputItem): Item {
+  if (item.type === 'message') {
+    const { id, status, content } = item;
+    if (typeof content !== 'string' && typeof id === 'string' && status !== undefined) return item as MessageItem;
+    const parts: MessageItem['content'] = typeof content !== 'string' ? content : item.role === 'assistant' ? [{ type: 'output_text', text: content, annotations: [] }] : [{ type: 'input_text', text: content }];
+    // one copy; the id stays first when it is minted (an explicit null one is replaced)
+    const out = { id: '', ...item, content: parts, status: status ?? 'completed' };
+    out.id = typeof id === 'string' ? id : newId(ID_PREFIX.message);
+    return out;
   }
-  if (typeof out.id !== 'string') out = { id: newId(ITEM_ID_PREFIX[String(out.type)] ?? ID_PREFIX.item), ...out };
-  if (out.type === 'message' && out.status === undefined) out = { ...out, status: 'completed' };
-  return out as Item;
+  // an item with its id is as stored (a call's `status` is optional on input, as on OpenAI)
+  return typeof item.id === 'string' ? (item as Item) : (withId(item) as Item);
+}
+
+/** A copy of `item` with a minted id in front (an explicit `null` id is replaced too). */
+function withId<T extends ResolvedInputItem>(item: T): T & { id: string } {
+  const prefix = ITEM_ID_PREFIX[item.type] ?? ID_PREFIX.item;
+  const out = { id: newId(prefix), ...item };
+  if (typeof out.id !== 'string') out.id = newId(prefix);
+  return out as T & { id: string };
 }
 
 /** Item types only a client sends (answers to the model's calls and requests, references). */

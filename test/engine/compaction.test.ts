@@ -460,7 +460,7 @@ describe('compaction items and helpers', () => {
     const input = longConversation();
     const body = { model: MODEL, instructions: 'You are a travel agent.', input, store: false };
     const turn = await engine.prepare(body);
-    const publicItems = turn.inputItems as unknown as Array<Record<string, unknown>>;
+    const publicItems = turn.inputItems;
     const tokens = estimateTokens(turn.conversation, turn.tools);
 
     const from = simulator.requests.length;

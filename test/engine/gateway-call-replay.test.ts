@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WEB_SEARCH_SETTINGS } from '../../src/tools/web-search/setup.js';
 import { toModelItems } from '../../src/engine/conversation.js';
+import type { WebSearchCallItem } from '../../src/protocol/responses.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { startFakeSearchApis, type FakeSearchApis } from '../helpers/fake-search-apis.js';
 import { scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -119,7 +120,7 @@ describe('gateway-executed calls are replayed to the model in later turns', () =
 });
 
 describe('replayed gateway calls keep their rounds', () => {
-  const call = (id: string) => ({ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query: id } });
+  const call = (id: string): WebSearchCallItem => ({ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query: id } });
   const record = (id: string, round: string) => ({ itemId: id, callId: `call_${id}`, name: 'web_search', arguments: `{"query":"${id}"}`, output: `results ${id}`, round });
   const shape = (items: Array<{ type: string; callId?: string }>) => items.map((i) => `${i.type === 'function_call' ? 'call' : 'out'}:${i.callId}`);
 

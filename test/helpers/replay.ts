@@ -10,9 +10,10 @@ import { ResponseAccumulator, type TerminalState } from '../../src/engine/accumu
 import { parseCreateRequest } from '../../src/engine/request.js';
 import { newResponseObject } from '../../src/engine/response-object.js';
 import { RoundTranslator } from '../../src/engine/round.js';
-import { ChatStreamDecoder, type ChatChunk } from '../../src/protocol/chat.js';
+import { ChatStreamDecoder } from '../../src/protocol/chat.js';
 import type { RawEvent } from '../../src/protocol/model.js';
 import { ResponsesStreamDecoder } from '../../src/protocol/responses-upstream.js';
+import { checkChatChunk, checkResponsesEvent } from '../../src/protocol/upstream-chunks.js';
 import { SseParser } from '../../src/protocol/sse.js';
 import type { DeclareContext } from '../../src/tools/handler.js';
 import { parseTools, registerTools, type ToolRegistry } from '../../src/tools/registry.js';
@@ -93,7 +94,7 @@ export function decodeChatRaw(bytes: readonly Uint8Array[]): RawEvent[] {
   const out: RawEvent[] = [];
   for (const data of ssePayloads(bytes)) {
     if (data === '[DONE]') continue;
-    decoder.push(JSON.parse(data) as ChatChunk, out);
+    decoder.push(checkChatChunk(JSON.parse(data)), out);
   }
   return out;
 }
@@ -105,7 +106,7 @@ export function decodeResponsesRaw(bytes: readonly Uint8Array[]): RawEvent[] {
   const out: RawEvent[] = [];
   for (const data of ssePayloads(bytes)) {
     if (data === '[DONE]') continue;
-    decoder.push(JSON.parse(data) as Record<string, unknown>, out);
+    decoder.push(checkResponsesEvent(JSON.parse(data)), out);
   }
   return out;
 }

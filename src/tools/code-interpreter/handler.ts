@@ -2,6 +2,7 @@ import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { isPlainObject, optionalStringArray } from '../validate.js';
+import { validateCodeInterpreterCall } from './items.js';
 
 /** The function the model sees, as OpenAI's own models see the code interpreter. */
 export const CODE_INTERPRETER_FUNCTION = 'python';
@@ -18,6 +19,7 @@ export const codeInterpreterHandler: ToolHandler<JsonObject> = {
   types: ['code_interpreter'],
   owner: 'gateway',
   callItemTypes: ['code_interpreter_call'],
+  items: { code_interpreter_call: validateCodeInterpreterCall },
   choiceType: 'code_interpreter',
   replayCall(item) {
     // an earlier run, as the model made it: a python call; its output only when the item kept it

@@ -4,6 +4,7 @@ import type { GrammarSettings, ToolHandler } from '../handler.js';
 import { CUSTOM_INPUT_KEY, ToolDeclarationError, type InputCheck, type RegistryEntry } from '../types.js';
 import { replayedName, replayedOutput } from '../replay.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName, requireString } from '../validate.js';
+import { validateCustomToolCall, validateCustomToolCallOutput } from './items.js';
 
 export interface CustomDeclaration {
   name: string;
@@ -90,12 +91,14 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   owner: 'client',
   parse: parseCustom,
   // the model called a function whose one parameter is the raw input
+  items: { custom_tool_call: validateCustomToolCall, custom_tool_call_output: validateCustomToolCallOutput },
   clientCallItems: { call: 'custom_tool_call', output: 'custom_tool_call_output' },
   replayItemTypes: ['custom_tool_call', 'custom_tool_call_output'],
-  replay: (item, ctx) =>
-    item.type === 'custom_tool_call_output'
-      ? [replayedOutput(item)]
-      : [{ type: 'function_call', callId: item.call_id as string, name: replayedName(ctx, 'custom', item.name as string, item.namespace), arguments: JSON.stringify({ [CUSTOM_INPUT_KEY]: item.input }) }],
+  replay(item, ctx) {
+    if (item.type === 'custom_tool_call_output') return [replayedOutput(item)];
+    if (item.type !== 'custom_tool_call') return [];
+    return [{ type: 'function_call', callId: item.call_id, name: replayedName(ctx, 'custom', item.name, item.namespace), arguments: JSON.stringify({ [CUSTOM_INPUT_KEY]: item.input }) }];
+  },
   normalize(decl, param, ctx): RegistryEntry[] {
     if (decl.unchecked) ctx.logOnce(`grammar-unchecked:${decl.name}`, `custom tool '${decl.name}': input not checked, its grammar uses unsupported syntax (${decl.unchecked})`);
     return [customEntry(decl, decl.name, param, undefined, ctx.grammar)];

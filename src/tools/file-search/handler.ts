@@ -2,6 +2,7 @@ import { GatewayError } from '../../errors.js';
 import { parseSearchOptions } from '../../retrieval/request-options.js';
 import { ToolDeclarationError } from '../types.js';
 import { hostedToolHandler } from '../hosted.js';
+import { validateFileSearchCall } from './items.js';
 
 /** The model-visible function of `file_search`. */
 export const FILE_SEARCH_FUNCTION = 'file_search';
@@ -10,6 +11,7 @@ export const fileSearchHandler = hostedToolHandler({
   types: ['file_search'],
   executionType: 'file_search',
   callItemType: 'file_search_call',
+  validateCallItem: validateFileSearchCall,
   parse(raw, param) {
     const ids = raw.vector_store_ids;
     if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) {

@@ -3,6 +3,7 @@ import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { replayedName, replayedOutput } from '../replay.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName } from '../validate.js';
+import { validateFunctionCall, validateFunctionCallOutput } from './items.js';
 
 export interface FunctionDeclaration {
   name: string;
@@ -32,12 +33,14 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
   types: ['function'],
   owner: 'client',
   parse: parseFunction,
+  items: { function_call: validateFunctionCall, function_call_output: validateFunctionCallOutput },
   clientCallItems: { call: 'function_call', output: 'function_call_output' },
   replayItemTypes: ['function_call', 'function_call_output'],
-  replay: (item, ctx) =>
-    item.type === 'function_call_output'
-      ? [replayedOutput(item)]
-      : [{ type: 'function_call', callId: item.call_id as string, name: replayedName(ctx, 'function', item.name as string, item.namespace), arguments: item.arguments as string }],
+  replay(item, ctx) {
+    if (item.type === 'function_call_output') return [replayedOutput(item)];
+    if (item.type !== 'function_call') return [];
+    return [{ type: 'function_call', callId: item.call_id, name: replayedName(ctx, 'function', item.name, item.namespace), arguments: item.arguments }];
+  },
   // echoed with the optional fields made explicit, as OpenAI does
   echo: (raw) => ({ ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null }),
   normalize(decl, param): RegistryEntry[] {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { invalidRequest } from '../../errors.js';
 import { mcpModelName } from '../../mcp/naming.js';
-import type { JsonObject } from '../../protocol/responses.js';
+import type { Item, McpApprovalRequestItem } from '../../protocol/responses.js';
 import { isModelProduced } from '../../util/items.js';
 import type { ApprovalGate } from '../handler.js';
 import type { ApprovalVerdict, ApprovedCall, RegistryEntry, RegistryView } from '../types.js';
@@ -15,13 +15,13 @@ import type { ApprovalVerdict, ApprovedCall, RegistryEntry, RegistryView } from 
  * stood for when the request was issued (the execution's `approvalScope`, e.g. its URL), so
  * re-declaring the label with another `server_url` cannot run an approved call there.
  */
-export function approvalDigest(request: JsonObject, serverScope = ''): string {
+export function approvalDigest(request: Pick<McpApprovalRequestItem, 'server_label' | 'name' | 'arguments'>, serverScope = ''): string {
   return createHash('sha256').update(JSON.stringify([serverScope, request.server_label, request.name, request.arguments])).digest('hex');
 }
 
 /** The digest of an approval request as this request's registry resolves its server. */
-function boundApprovalDigest(request: JsonObject, registry: RegistryView): string {
-  const entry = registry.lookup(mcpModelName(String(request.server_label), String(request.name)));
+function boundApprovalDigest(request: McpApprovalRequestItem, registry: RegistryView): string {
+  const entry = registry.lookup(mcpModelName(request.server_label, request.name));
   return approvalDigest(request, entry?.execution?.approvalScope ?? '');
 }
 
@@ -34,17 +34,17 @@ function boundApprovalDigest(request: JsonObject, registry: RegistryView): strin
  * `useApprovals` when the turn runs; the model is told of denials in the conversation.
  */
 async function resolveApprovals(
-  history: readonly JsonObject[],
-  input: readonly JsonObject[],
+  history: readonly Item[],
+  input: readonly Item[],
   registry: RegistryView,
   check: (id: string, digest: string) => Promise<ApprovalVerdict>,
   offered?: ReadonlySet<string>,
 ): Promise<ApprovedCall[]> {
-  const requests = new Map<string, JsonObject>();
+  const requests = new Map<string, McpApprovalRequestItem>();
   const used = new Set<string>();
   for (const item of history) {
-    if (item.type === 'mcp_approval_request') requests.set(item.id as string, item);
-    if (item.type === 'mcp_approval_response') used.add(item.approval_request_id as string);
+    if (item.type === 'mcp_approval_request') requests.set(item.id, item);
+    if (item.type === 'mcp_approval_response') used.add(item.approval_request_id);
     if (item.type === 'mcp_call' && typeof item.approval_request_id === 'string') used.add(item.approval_request_id);
   }
   // Stateless clients echo the whole history: an approval answered in an earlier turn is followed
@@ -54,13 +54,13 @@ async function resolveApprovals(
     if (isModelProduced(item)) lastModelItem = i;
   });
   const approved: ApprovedCall[] = [];
-  const answers: Array<{ id: string; request: JsonObject; entry: RegistryEntry; param: string; approve: boolean }> = [];
+  const answers: Array<{ id: string; request: McpApprovalRequestItem; entry: RegistryEntry; param: string; approve: boolean }> = [];
   for (let i = 0; i < input.length; i++) {
     const item = input[i];
-    if (item.type === 'mcp_approval_request') requests.set(item.id as string, item);
+    if (item.type === 'mcp_approval_request') requests.set(item.id, item);
     if (item.type !== 'mcp_approval_response' || i < lastModelItem) continue;
     const param = `input[${i}].approval_request_id`;
-    const id = item.approval_request_id as string;
+    const id = item.approval_request_id;
     const request = requests.get(id);
     if (!request) throw invalidRequest(`No MCP approval request with id '${id}' in this conversation.`, param, 'approval_request_not_found');
     if (used.has(id)) throw invalidRequest(`The MCP approval request '${id}' was already answered.`, param, 'approval_request_already_used');

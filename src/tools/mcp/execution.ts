@@ -1,4 +1,4 @@
-import { ID_PREFIX, type JsonObject } from '../../protocol/responses.js';
+import { ID_PREFIX, type McpApprovalRequestItem } from '../../protocol/responses.js';
 import { failed, toolError, toolResult, type GatewayExecution, type ItemEmitter, type PlannedInvocation } from '../types.js';
 import { needsApproval, type ToolTraits } from '../../mcp/filters.js';
 import type { McpServerRef, McpService } from '../../mcp/service.js';
@@ -65,7 +65,7 @@ export function mcpExecution(service: McpService, server: McpServerRef, requireA
       return needsApproval(requireApproval, tool);
     },
     requestApproval(inv, emit) {
-      const item: JsonObject & { type: string; id: string } = {
+      const item: McpApprovalRequestItem = {
         type: 'mcp_approval_request',
         id: emit.newId(ID_PREFIX.mcpApprovalRequest),
         server_label: server.label,

@@ -4,13 +4,14 @@ import { mcpModelName } from '../../mcp/naming.js';
 import type { McpToolInfo } from '../../mcp/pool.js';
 import { DEFAULT_MCP_CONFIG, type McpServerRef } from '../../mcp/service.js';
 import type { ModelItem } from '../../protocol/model.js';
-import { ID_PREFIX, type Item, type JsonObject } from '../../protocol/responses.js';
+import { ID_PREFIX, type Item, type JsonObject, type McpApprovalRequestItem, type McpListToolsItem } from '../../protocol/responses.js';
 import { newId } from '../../util/ids.js';
 import { isValidHeaderName, isValidHeaderValue, redactUrl } from '../../util/redact.js';
 import { mcpApprovalGate } from './approvals.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, toolError, type RegistryEntry } from '../types.js';
 import { isPlainObject, optionalObject, optionalString, optionalStringArray, requireString } from '../validate.js';
+import { validateMcpApprovalRequest, validateMcpApprovalResponse, validateMcpCall, validateMcpListTools } from './items.js';
 
 /** Fields of an `mcp` declaration that carry credentials: never stored, logged or echoed. */
 export const MCP_SECRET_FIELDS = ['authorization', 'headers'] as const;
@@ -45,6 +46,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
     }
   },
   callItemTypes: ['mcp_call'],
+  items: { mcp_call: validateMcpCall, mcp_list_tools: validateMcpListTools, mcp_approval_request: validateMcpApprovalRequest, mcp_approval_response: validateMcpApprovalResponse },
   // an mcp_call carries its arguments and what the model was told (output, or the error)
   replayCall(item) {
     return {
@@ -57,10 +59,10 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
   // left out (a call without a result breaks most chat templates)
   replayItemTypes: ['mcp_approval_request', 'mcp_approval_response', 'mcp_list_tools'],
   replay(item, ctx) {
-    const requests = ctx.scratch('mcp_approval_requests', () => new Map<string, JsonObject>());
-    if (item.type === 'mcp_approval_request') requests.set(item.id as string, item);
+    const requests = ctx.scratch('mcp_approval_requests', () => new Map<string, McpApprovalRequestItem>());
+    if (item.type === 'mcp_approval_request') requests.set(item.id, item);
     if (item.type !== 'mcp_approval_response') return [];
-    const id = item.approval_request_id as string;
+    const id = item.approval_request_id;
     const request = requests.get(id);
     if (!request || ctx.answeredApprovals.has(id)) return [];
     ctx.answeredApprovals.add(id);
@@ -121,7 +123,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
     const prior = latestListing(ctx.priorItems, decl.label);
     if (prior && Array.isArray(prior.tools)) {
       // as OpenAI does: a listing already in the conversation is reused, not fetched again
-      const tools = (prior.tools as JsonObject[]).map((t) => ({
+      const tools = prior.tools.map((t) => ({
         name: String(t.name),
         description: typeof t.description === 'string' ? t.description : undefined,
         inputSchema: (t.input_schema as Record<string, unknown>) ?? { type: 'object', properties: {} },
@@ -130,7 +132,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
       return { declaration: { ...decl, server, tools: allowedOnly(tools, decl, server) }, items: [] };
     }
     const listed = allowedOnly(await ctx.mcp.listTools(server, ctx.signal), decl, server);
-    const item = {
+    const item: McpListToolsItem = {
       type: 'mcp_list_tools',
       id: newId(ID_PREFIX.mcpListTools),
       server_label: decl.label,
@@ -169,8 +171,8 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
 };
 
 /** The latest successful `mcp_list_tools` of a server in the conversation (history, then this input). */
-function latestListing(items: readonly JsonObject[], label: string): JsonObject | undefined {
-  let latest: JsonObject | undefined;
+function latestListing(items: readonly Item[], label: string): McpListToolsItem | undefined {
+  let latest: McpListToolsItem | undefined;
   for (const item of items) if (item.type === 'mcp_list_tools' && item.server_label === label && !item.error) latest = item;
   return latest;
 }

@@ -1,5 +1,5 @@
 import type { ModelFunction } from '../../protocol/model.js';
-import { ID_PREFIX, type Item, type JsonObject, type ToolSearchCallItem, type ToolSearchOutputItem } from '../../protocol/responses.js';
+import { ID_PREFIX, type JsonObject, type ToolSearchCallItem, type ToolSearchOutputItem } from '../../protocol/responses.js';
 import { toolError, toolResult, type DeclaredTool, type GatewayExecution, type GatewayInvocation, type ItemEmitter, type LoadableRegistry, type PlannedInvocation, type RegistryEntry, type ToolOutcome, type ToolSearchSettings } from '../types.js';
 import { loadedDeclarations, ToolCatalog, type CatalogTool } from './catalog.js';
 
@@ -39,7 +39,7 @@ export class HostedToolSearch implements GatewayExecution {
 
   begin(invocation: PlannedInvocation, emit: ItemEmitter): { index: number; item: ToolSearchCallItem } {
     const item: ToolSearchCallItem = { type: 'tool_search_call', id: emit.newId(ID_PREFIX.toolSearch), call_id: invocation.call.callId, execution: 'server', arguments: invocation.args, status: 'in_progress' };
-    return { index: emit.add(item as unknown as Item), item };
+    return { index: emit.add(item), item };
   }
 
   async run(invocation: GatewayInvocation): Promise<ToolOutcome> {
@@ -49,10 +49,10 @@ export class HostedToolSearch implements GatewayExecution {
   end(_invocation: PlannedInvocation, outcome: ToolOutcome, emit: ItemEmitter, state: unknown): void {
     const { index, item } = state as { index: number; item: ToolSearchCallItem };
     item.status = 'completed';
-    emit.done(index, item as unknown as Item);
+    emit.done(index, item);
     const tools = (outcome.detail as SearchDetail | undefined)?.tools ?? [];
     const output: ToolSearchOutputItem = { type: 'tool_search_output', id: emit.newId(ID_PREFIX.toolSearchOutput), call_id: item.call_id, execution: 'server', tools, status: 'completed' };
-    emit.done(emit.add(output as unknown as Item), output as unknown as Item);
+    emit.done(emit.add(output), output);
   }
 
   /** One search: paths first (exact), then the query's best matches, within the caps. */

@@ -6,6 +6,7 @@ import { optionalObject, optionalString } from '../validate.js';
 import { HostedToolSearch, toolSearchFunction } from './execution.js';
 import { markSearchedTools, replaySearchResult } from './loaded.js';
 import { DEFAULT_TOOL_SEARCH_SETTINGS, deferralModeFor } from './settings.js';
+import { validateToolSearchCall, validateToolSearchOutput } from './items.js';
 
 export interface ToolSearchDeclaration {
   execution: 'client' | 'server';
@@ -35,6 +36,7 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
   types: ['tool_search'],
   owner: 'client',
   // a search is the model's call of the tool_search function; its output tells what loaded
+  items: { tool_search_call: validateToolSearchCall, tool_search_output: validateToolSearchOutput },
   clientCallItems: { call: 'tool_search_call' },
   replayItemTypes: ['tool_search_call', 'tool_search_output'],
   replay(item, ctx) {
@@ -43,7 +45,8 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
     if (item.type === 'tool_search_call') {
       return [{ type: 'function_call', callId: callIdOf(item), name: TOOL_SEARCH_NAME, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) }];
     }
-    const tools = Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [];
+    if (item.type !== 'tool_search_output') return [];
+    const tools = Array.isArray(item.tools) ? item.tools : [];
     const names = tools.map((t) => (t.type === 'namespace' ? `${String(t.name)} (namespace)` : String(t.name ?? t.type)));
     return [{ type: 'function_call_output', callId: callIdOf(item), output: names.length ? `Loaded tools: ${names.join(', ')}` : 'No matching tools found.' }];
   },

@@ -2,6 +2,7 @@ import type { JsonObject } from '../../protocol/responses.js';
 import { ToolDeclarationError } from '../types.js';
 import { isPlainObject, optionalBoolean, optionalObject, optionalStringArray } from '../validate.js';
 import { hostedToolHandler } from '../hosted.js';
+import { validateWebSearchCall } from './items.js';
 
 const CONTEXT_SIZES = new Set(['low', 'medium', 'high']);
 
@@ -12,6 +13,7 @@ export const webSearchHandler = hostedToolHandler({
   types: ['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11'],
   executionType: 'web_search',
   callItemType: 'web_search_call',
+  validateCallItem: validateWebSearchCall,
   // the call from its public action (the results the model read are only in its record)
   replayCall(item) {
     const action = (isPlainObject(item.action) ? item.action : {}) as JsonObject;
