@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatRequest } from '../protocol/chat.js';
+import { aroundHole } from '../util/kept-json.js';
 import { keptToolsBytes } from './kept-tools.js';
 
 /** Below this many shared messages one `JSON.stringify` is cheaper than assembling kept bytes. */
@@ -73,15 +74,10 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   return chunks;
 }
 
-/**
- * `json` with its `"tools":[]` filled with `tools`, as three chunks — or undefined when that text
- * is not there exactly once (then it might not be the key: the caller serialises the whole request).
- */
+/** `json` with its `"tools":[]` filled with `tools`, as three chunks (undefined: see `aroundHole`). */
 function withTools(json: string, tools: Buffer): [Buffer, Buffer, Buffer] | undefined {
-  const hole = json.indexOf(TOOLS_HOLE);
-  if (hole < 0 || json.lastIndexOf(TOOLS_HOLE) !== hole) return undefined;
-  const open = hole + TOOLS_HOLE.length - 2;
-  return [Buffer.from(json.slice(0, open)), tools, Buffer.from(json.slice(open + 2))];
+  const sides = aroundHole(json, TOOLS_HOLE);
+  return sides && [Buffer.from(sides[0]), tools, Buffer.from(sides[1])];
 }
 
 /** The block for the run of shared messages starting at `start`, made or grown when worth it. */
