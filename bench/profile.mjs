@@ -7,8 +7,10 @@
 // store:false, blocking store:true, and the Codex body fallback-tool/0002 (streaming). The gateway
 // is stopped with SIGTERM (V8 writes the profile on exit), and the samples after start-up and
 // warm-up are summarised (top functions and files by self time).
-// Knobs: BENCH_PROFILE_SECONDS (6), BENCH_PROFILE_LABEL (current), BENCH_PROFILE_TOP (45).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Knobs: BENCH_PROFILE_SECONDS (6), BENCH_PROFILE_LABEL (current), BENCH_PROFILE_TOP (45),
+// BENCH_PROFILE_ONLY (blocking,streaming,store,codex: the workloads to run), BENCH_PROFILE_KEEP
+// (a path to copy the raw .cpuprofile to, e.g. for Chrome DevTools).
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +21,7 @@ import { summarise } from './lib/profile-summary.mjs';
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 6);
 const LABEL = process.env.BENCH_PROFILE_LABEL ?? 'current';
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 45);
+const ONLY = new Set((process.env.BENCH_PROFILE_ONLY ?? 'blocking,streaming,store,codex').split(',').map((x) => x.trim()));
 const MODEL = 'switchyard-sim';
 
 async function main() {
@@ -33,11 +36,13 @@ async function main() {
     const url = `${gw.url}/v1/responses`;
     const codex = readFileSync(fileURLToPath(new URL('../test/fixtures/codex/fallback-tool/0002-request.json', import.meta.url)), 'utf8');
     const workloads = [
-      ['blocking, store:false', { model: MODEL, input: 'hello', stream: false, store: false }],
-      ['streaming, store:false', { model: MODEL, input: 'hello', stream: true, store: false }],
-      ['blocking, store:true', { model: MODEL, input: 'hello', stream: false, store: true }],
-      ['Codex fallback-tool/0002, streaming', codex],
-    ];
+      ['blocking', 'blocking, store:false', { model: MODEL, input: 'hello', stream: false, store: false }],
+      ['streaming', 'streaming, store:false', { model: MODEL, input: 'hello', stream: true, store: false }],
+      ['store', 'blocking, store:true', { model: MODEL, input: 'hello', stream: false, store: true }],
+      ['codex', 'Codex fallback-tool/0002, streaming', codex],
+    ]
+      .filter(([key]) => ONLY.has(key))
+      .map(([, name, body]) => [name, body]);
     // warm-up (JIT), left out of the summary
     for (const [, body] of workloads) await measure({ url, body, connections: 32, seconds: 1, warmupSeconds: 0 });
     const skipMs = Date.now() - t0;
@@ -51,6 +56,7 @@ async function main() {
     await new Promise((resolve) => (gw.child.exitCode !== null ? resolve() : gw.child.once('exit', resolve)));
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error('the gateway wrote no .cpuprofile');
+    if (process.env.BENCH_PROFILE_KEEP) copyFileSync(join(profDir, file), process.env.BENCH_PROFILE_KEEP);
     const summary = summarise(JSON.parse(readFileSync(join(profDir, file), 'utf8')), TOP, skipMs);
     const out = fileURLToPath(new URL(`./profile-${LABEL}.txt`, import.meta.url));
     const header = [

@@ -45,9 +45,12 @@ export class Engine {
     // the run's own controller: the caller's abort, a cancellation or a lost ownership stop it
     const controller = hooks.controller ?? new AbortController();
     const forward = () => controller.abort(callerSignal.reason);
-    if (callerSignal.aborted) forward();
-    else callerSignal.addEventListener('abort', forward, { once: true });
     const signal = controller.signal;
+    // the caller may hand its own controller (a route's client-gone one): nothing to forward then
+    if (callerSignal !== signal) {
+      if (callerSignal.aborted) forward();
+      else callerSignal.addEventListener('abort', forward, { once: true });
+    }
     turn.runController = controller;
     // A background response is already stored as queued: every failure must settle it, so only a
     // foreground turn that has emitted nothing may still fail as a plain HTTP error.

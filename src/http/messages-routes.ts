@@ -17,6 +17,7 @@ import type { Route } from './router.js';
 import { SseWriter } from './sse-writer.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
 import { abortWhenClientLeaves } from './client-gone.js';
+import { turnSlot } from './loop-slices.js';
 
 export interface MessagesRouteDeps {
   engine: Engine;
@@ -71,6 +72,8 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
   if (decoded.stream) admitStream(res);
   const { controller, release } = abortWhenClientLeaves(res);
   try {
+    // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
+    await turnSlot();
     const turn = await deps.engine.prepare(decoded.body, controller.signal, { tenant: tenantOf(req) });
     applySampling(turn, decoded);
     await clampMaxTokens(turn, limits);

@@ -11,6 +11,7 @@ import { admitStream, tenantOf } from '../observability/request-context.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import { pageItems, type StoredResponse } from '../store/store.js';
 import { abortWhenClientLeaves } from './client-gone.js';
+import { turnSlot } from './loop-slices.js';
 
 export interface ResponsesRouteDeps {
   engine: Engine;
@@ -34,6 +35,8 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
   const { controller, release } = abortWhenClientLeaves(res);
   deps.inflight?.add(controller);
   try {
+    // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
+    await turnSlot();
     const turn = await deps.engine.prepare(body, controller.signal, { tenant: tenantOf(req) });
     if (turn.request.background) {
       // the run belongs to the gateway now: a client leaving does not stop it
@@ -51,14 +54,15 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
     if (turn.request.stream) {
       const writer = new SseWriter(res);
       try {
-        await deps.engine.run(turn, writer.write, controller.signal, () => writer.drained());
+        // the route's client-gone controller is the run's own (one controller per request)
+        await deps.engine.run(turn, writer.write, controller.signal, () => writer.drained(), { controller });
       } finally {
         // before the first event a failure is still an HTTP error (handled by the router)
         if (writer.headersSent) writer.end();
       }
       return;
     }
-    const response = await deps.engine.run(turn, null, controller.signal);
+    const response = await deps.engine.run(turn, null, controller.signal, undefined, { controller });
     if (response.status === 'failed' && response.error) {
       // a blocking turn that failed after generation began: the client gets an error (the upstream
       // failure's own status where known), the failed response stays stored
