@@ -188,7 +188,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     {
       maxToolRounds: config.tools.maxToolRounds,
       maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls,
-      maxMcpServersPerRequest: config.mcp.maxServersPerRequest,
       conversations,
       ownership,
       images,

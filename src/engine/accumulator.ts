@@ -1,12 +1,6 @@
 import type { Item, ResponseObject, ResponseStatus, Usage } from '../protocol/responses.js';
 import { responseJson } from './response-json.js';
-
-/**
- * Receives every public event in order, already serialized (`{"type":…,"sequence_number":…,…}`):
- * serializing once here lets identical payloads be shared. Streaming writes them out; blocking
- * passes no sink and nothing is serialized.
- */
-export type EventSink = (type: string, json: string) => void;
+import type { EventSink } from './types.js';
 
 export interface TerminalState {
   status: Extract<ResponseStatus, 'completed' | 'incomplete' | 'failed' | 'cancelled'>;

@@ -1,6 +1,6 @@
 import type { ResponseStore } from '../store/store.js';
 import type { ApprovedCall } from '../tools/types.js';
-import type { PendingGatewayCall } from './round.js';
+import type { PendingGatewayCall } from './types.js';
 
 export type { ApprovedCall };
 

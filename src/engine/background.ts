@@ -1,10 +1,9 @@
 import { GatewayError } from '../errors.js';
 import type { ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore, StreamEvent } from '../store/store.js';
-import type { EventSink } from './accumulator.js';
-import { failOpenRecord, isTerminal, OwnershipLost, RunCancelled, type RunOwnership } from './run-ownership.js';
+import { failOpenRecord, isTerminal, type RunOwnership } from './run-ownership.js';
 import type { Engine } from './turn.js';
-import { GatewayShutdown, type Logger, type PreparedTurn } from './types.js';
+import { GatewayShutdown, OwnershipLost, RunCancelled, type EventSink, type Logger, type PreparedTurn } from './types.js';
 
 export interface BackgroundOptions {
   /** At most this many background runs run at once in this process; the others wait, queued. */
@@ -172,8 +171,8 @@ export class BackgroundRunner {
       await this.store.failStaleRun(id, Number.MAX_SAFE_INTEGER, (stored, next) => failOpenRecord(stored, next, message), this.owner);
       return;
     }
-    turn.inputItems = record.inputItems;
-    const run = this.localRun(record.response, turn);
+    // the input items as first stored: prepared again, they would have new ids
+    const run = this.localRun(record.response, { ...turn, inputItems: record.inputItems });
     this.runs.set(id, run);
     this.ownership.track(id, run.controller);
     this.startRun(run);

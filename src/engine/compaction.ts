@@ -232,7 +232,7 @@ async function summarize(upstream: UpstreamClient, model: string, context: reado
  */
 export async function compactConversation(
   upstream: UpstreamClient,
-  params: { model: string; items: ModelItem[]; keptItems: Item[]; signal: AbortSignal; leading?: number; everything?: boolean },
+  params: { model: string; items: readonly ModelItem[]; keptItems: Item[]; signal: AbortSignal; leading?: number; everything?: boolean },
 ): Promise<CompactionResult> {
   const cut = lastUserIndex(params.items);
   // `everything`: the caller keeps nothing after the compaction item (Codex's remote compaction)

@@ -20,8 +20,6 @@ export interface EngineContext {
 export interface EngineOptions {
   maxToolRounds: number;
   maxConcurrentGatewayCalls: number;
-  /** At most this many `mcp` declarations per request. */
-  maxMcpServersPerRequest: number;
   /** Conversations (`conversation` on create); absent = not available. */
   conversations?: ConversationStore;
   /**

@@ -1,5 +1,6 @@
 // The turn loop: infer, translate, run gateway calls, repeat until the turn is done, needs the
-// client or hits a cap. Every exit goes through finish/fail (settle.ts).
+// client or hits a cap. Every exit goes through finish/fail (settle.ts); after a round,
+// classifyRound decides which.
 import { Errors, upstreamStreamError } from '../errors.js';
 import type { ModelRequest } from '../protocol/model.js';
 import type { Item, JsonObject, ResponseObject } from '../protocol/responses.js';
@@ -10,39 +11,46 @@ import { newId } from '../util/ids.js';
 import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator } from './accumulator.js';
 import { CitationBook } from './citations.js';
-import type { PreparedTurn } from './types.js';
+import type { PendingGatewayCall, PreparedTurn, RunHooks, TurnRun } from './types.js';
 import { openRound } from './constrained-call.js';
 import { classifyRound } from './classify.js';
-import { offeredNames, RoundTranslator, type PendingGatewayCall } from './round.js';
+import { offeredNames, RoundTranslator } from './round.js';
 import { TurnScheduler } from './scheduler.js';
 
 import type { EngineContext } from './context.js';
 import { fail, finish, saveRunning } from './settle.js';
 
+/** A new run of a prepared turn: the state that changes while it runs starts here. */
+export function newTurnRun(turn: PreparedTurn, hooks: RunHooks, controller: AbortController): TurnRun {
+  return { turn, hooks, controller, conversation: [...turn.conversation], callRecords: [], outcome: hooks.outcome ?? {}, owned: false, roundsRun: 0 };
+}
+
+/** What a cut-short output's round runs: nothing. */
+const NOTHING_RUN = { calls: [], approvalsRequested: 0, capped: false } as const;
+
 /**
- * Runs a prepared turn's rounds; every exit ends the turn through `finish` or `fail`. After a
- * round: a truncated answer or a reached `max_tool_calls` is incomplete, otherwise
- * `classifyRound` decides whether to go on.
+ * Runs a turn's rounds; every exit ends the turn through `finish` or `fail`: after a round,
+ * `classifyRound` decides (done, client action, incomplete, or go on); a failure or an abort fails it.
  */
-export async function runLoop(ctx: EngineContext, turn: PreparedTurn, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
-  const conversation = [...turn.conversation];
+export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
+  const { turn } = run;
   const citations = new CitationBook();
   const emitter = itemEmitter(acc, citations);
   let gatewayCallsMade = 0;
   let startedTools = false;
   // one scheduler for the whole turn: same-name serialization holds across rounds
   const scheduler = new TurnScheduler({ maxConcurrent: ctx.options.maxConcurrentGatewayCalls });
-  /** Runs gateway calls; their results join the conversation (and the turn's call records) for the next round. */
-  const runCalls = async (calls: PendingGatewayCall[]) => {
+  /** Runs gateway calls; their results join the conversation (and the run's call records) for the next round. */
+  const runCalls = async (calls: readonly PendingGatewayCall[]) => {
     const outcomes = await scheduler.run(calls, emitter, signal);
     gatewayCallsMade += calls.length;
     // the calls of one round were one assistant turn for the model: replayed together later
     const round = calls[0]?.call.callId;
     calls.forEach((pending, i) => {
       const { callId, modelName, arguments: args } = pending.call;
-      conversation.push({ type: 'function_call_output', callId, output: outcomes[i].output });
+      run.conversation.push({ type: 'function_call_output', callId, output: outcomes[i].output });
       const itemId = outcomes[i].itemId;
-      if (itemId) turn.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output, round });
+      if (itemId) run.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output, round });
     });
   };
   /** Once the response has started: the discovered lists, then the calls the client approved. */
@@ -52,59 +60,13 @@ export async function runLoop(ctx: EngineContext, turn: PreparedTurn, acc: Respo
     // an approval is used up only now that its call starts, not when the turn was prepared
     if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, ctx.store, turn.tenant));
   };
-
-  // Approved calls must have run before the model is asked again: their results are part of
-  // round 0's request, so the response starts before the upstream is contacted.
-  if (turn.approvedCalls.some((answer) => answer.approve)) {
-    await begin(ctx, acc, turn);
-    await startTools();
-  }
-
-  for (let round = 0; ; round++) {
-    const roundStart = performance.now();
-    turn.roundsRun = round + 1;
-    const tools = round > 0 && turn.toolsFollowRegistry ? turn.registry.visibleFunctions() : turn.tools;
-    const request: ModelRequest = {
-      ...turn.base,
-      items: conversation,
-      tools,
-      // a forced choice applies to the first round only, or the loop would force it forever
-      toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
-    };
-    // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
-    const batches = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
-    if (!acc.started) await begin(ctx, acc, turn);
-    if (!startedTools) await startTools();
-
-    // loaded deferred tools are callable though not declared (mode `result`), unless the client narrowed the choice
-    const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), request.toolChoice !== 'none' && turn.toolsFollowRegistry === true);
-    try {
-      for await (const batch of batches) {
-        for (const event of batch) {
-          if (event.kind === 'error') throw upstreamStreamError(event, 'The upstream failed mid-stream');
-          translator.push(event);
-        }
-        // backpressure: a slow client slows the upstream read instead of growing a buffer
-        const wait = drained?.();
-        if (wait) await wait;
-      }
-      if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
-    } catch (err) {
-      translator.finish('incomplete');
-      return fail(ctx, acc, turn, err, signal);
-    }
-
-    const upstreamDone = performance.now();
-    const result = translator.finish(translator.truncated ? 'incomplete' : 'completed');
-    turn.stopSequence = result.stopSequence;
-    conversation.push(...result.modelItems);
-    if (result.finishReason === 'length' || result.finishReason === 'content_filter') {
-      return finish(ctx, acc, turn, { status: 'incomplete', incompleteReason: result.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' });
-    }
-
-    // calls the client must approve first end the turn like client calls (their round's other calls still run)
+  /**
+   * A round's gateway calls: those that need the client's approval are asked for (and end the
+   * turn like client calls), the others run up to `max_tool_calls`.
+   */
+  const dispatch = async (gatewayCalls: readonly PendingGatewayCall[]) => {
     let approvalsRequested = 0;
-    let calls = result.gatewayCalls.filter((pending) => {
+    let calls = gatewayCalls.filter((pending) => {
       const execution = pending.entry?.execution;
       if (!execution?.requiresApproval || !pending.entry) return true;
       const args = parseJsonObject(pending.call.arguments);
@@ -123,7 +85,58 @@ export async function runLoop(ctx: EngineContext, turn: PreparedTurn, acc: Respo
       capped = true;
     }
     if (calls.length > 0) await runCalls(calls);
-    if (signal.aborted) return fail(ctx, acc, turn, new Error('aborted'), signal);
+    return { calls, approvalsRequested, capped };
+  };
+
+  // Approved calls must have run before the model is asked again: their results are part of
+  // round 0's request, so the response starts before the upstream is contacted.
+  if (turn.approvedCalls.some((answer) => answer.approve)) {
+    await begin(ctx, acc, run);
+    await startTools();
+  }
+
+  for (let round = 0; ; round++) {
+    const roundStart = performance.now();
+    run.roundsRun = round + 1;
+    const tools = round > 0 && turn.toolsFollowRegistry ? turn.registry.visibleFunctions() : turn.tools;
+    const request: ModelRequest = {
+      ...turn.base,
+      items: run.conversation,
+      tools,
+      // a forced choice applies to the first round only, or the loop would force it forever
+      toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
+    };
+    // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
+    const batches = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
+    if (!acc.started) await begin(ctx, acc, run);
+    if (!startedTools) await startTools();
+
+    // loaded deferred tools are callable though not declared (mode `result`), unless the client narrowed the choice
+    const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), request.toolChoice !== 'none' && turn.toolsFollowRegistry);
+    try {
+      for await (const batch of batches) {
+        for (const event of batch) {
+          if (event.kind === 'error') throw upstreamStreamError(event, 'The upstream failed mid-stream');
+          translator.push(event);
+        }
+        // backpressure: a slow client slows the upstream read instead of growing a buffer
+        const wait = drained?.();
+        if (wait) await wait;
+      }
+      if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
+    } catch (err) {
+      translator.finish('incomplete');
+      return fail(ctx, acc, run, err, signal);
+    }
+
+    const upstreamDone = performance.now();
+    const result = translator.finish(translator.truncated ? 'incomplete' : 'completed');
+    run.outcome.stopSequence = result.stopSequence;
+    run.conversation.push(...result.modelItems);
+    // a cut-short output's calls are not run
+    const cutShort = result.finishReason === 'length' ? 'max_output_tokens' : result.finishReason === 'content_filter' ? 'content_filter' : undefined;
+    const { calls, approvalsRequested, capped } = cutShort ? NOTHING_RUN : await dispatch(result.gatewayCalls);
+    if (signal.aborted) return fail(ctx, acc, run, new Error('aborted'), signal);
     const needsClient = result.clientCalls > 0 || approvalsRequested > 0;
     const roundEnd = performance.now();
     ctx.options.observer?.round((upstreamDone - roundStart) / 1000, (roundEnd - upstreamDone) / 1000);
@@ -131,22 +144,23 @@ export async function runLoop(ctx: EngineContext, turn: PreparedTurn, acc: Respo
       { responseId: acc.response.id, round, model: request.model, upstreamMs: Math.round(upstreamDone - roundStart), gatewayMs: Math.round(roundEnd - upstreamDone), gatewayCalls: calls.length, clientCalls: result.clientCalls, approvals: approvalsRequested, finishReason: result.finishReason },
       'round finished',
     );
-    if (capped && !needsClient) return finish(ctx, acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_calls' });
 
-    switch (classifyRound(needsClient, calls.length, round, ctx.options.maxToolRounds)) {
+    const decision = classifyRound({ cutShort, hasClientCalls: needsClient, gatewayResults: calls.length, toolCallsCapped: capped, round, maxRounds: ctx.options.maxToolRounds });
+    switch (decision.next) {
       case 'continue':
         continue;
       case 'incomplete':
-        return finish(ctx, acc, turn, { status: 'incomplete', incompleteReason: 'max_tool_rounds' });
+        return finish(ctx, acc, run, { status: 'incomplete', incompleteReason: decision.reason });
       case 'done':
       case 'requires_client_action':
-        return finish(ctx, acc, turn, { status: 'completed' });
+        return finish(ctx, acc, run, { status: 'completed' });
     }
   }
 }
 
 /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
-async function begin(ctx: EngineContext, acc: ResponseAccumulator, turn: PreparedTurn): Promise<void> {
+async function begin(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun): Promise<void> {
+  const { turn } = run;
   acc.start();
   const auto = turn.autoCompaction;
   if (auto) {
@@ -154,7 +168,7 @@ async function begin(ctx: EngineContext, acc: ResponseAccumulator, turn: Prepare
     acc.doneItem(index, auto.item as unknown as Item);
     acc.addUsage(auto.usage.input_tokens, auto.usage.output_tokens, auto.usage.input_tokens_details.cached_tokens, auto.usage.output_tokens_details.reasoning_tokens);
   }
-  if (turn.request.store) await saveRunning(ctx, acc.response, turn);
+  if (turn.request.store) await saveRunning(ctx, acc.response, run);
 }
 
 /** The approval requests just emitted (the last `count` output items) are bound and remembered. */

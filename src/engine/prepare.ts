@@ -6,8 +6,8 @@ import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord } from '../store/store.js';
-import { APPROVAL_GATES, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, type ToolRegistry } from '../tools/registry.js';
-import { ToolDeclarationError } from '../tools/types.js';
+import { APPROVAL_GATES, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
+import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
@@ -32,7 +32,7 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Abo
       throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
     }
     for (const record of chain) {
-      history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+      history.push(...(record.inputItems as readonly JsonObject[]), ...(record.response.output as JsonObject[]));
       if (record.callRecords) heldRecords.push(...record.callRecords);
     }
   }
@@ -73,17 +73,12 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const inputItems = inputWithCredentials.map(itemWithoutCredentials);
   checkOutputsPaired(history, inputItems);
 
-  const searchedMcp = inputItems.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : [])).filter((t) => t?.type === 'mcp').length;
-  const mcpCount = request.tools.filter((t) => t.type === 'mcp').length + searchedMcp;
-  if (mcpCount > ctx.options.maxMcpServersPerRequest) {
-    throw invalidRequest(`Too many MCP servers: ${mcpCount} declared, at most ${ctx.options.maxMcpServersPerRequest} allowed.`, 'tools', 'too_many_mcp_servers');
-  }
-
   let registry: ToolRegistry;
   let choice;
   let preludeItems: Item[];
   const declare = { ...ctx.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems], tenant } };
   try {
+    checkDeclarations(request.tools, searchedDeclarations(inputItems), declare);
     const discover = { ...declare, priorItems: [...history, ...inputItems], signal };
     preludeItems = await discoverTools(request.tools, discover);
     registry = registerTools(request.tools, declare);
@@ -101,48 +96,46 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const effective = applyCompactions([...history, ...inputItems]);
   conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, heldRecords, tenant)));
 
-  const turn: PreparedTurn = {
+  const base = {
+    model: request.model,
+    ...(choice.functions.length > 0 ? { parallelToolCalls: request.parallelToolCalls } : {}),
+    ...(request.maxOutputTokens !== null ? { maxOutputTokens: request.maxOutputTokens } : {}),
+    ...(request.temperature !== null ? { temperature: request.temperature } : {}),
+    ...(request.topP !== null ? { topP: request.topP } : {}),
+    ...(request.reasoning?.effort ? { reasoningEffort: request.reasoning.effort } : {}),
+    ...responseFormatOf(request.text),
+  };
+  const toolsFollowRegistry = choice.restricted !== true;
+  // the model server is never handed a URL to fetch unless the operator chose so — not for a
+  // turn, a compaction or a token count (whose request the upstream may also resolve)
+  await ctx.options.images?.prepare(conversation, signal);
+  const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
+  const autoCompaction = contextManagement
+    ? await maybeCompact(ctx.upstream, { request, conversation, tools: choice.functions, base }, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: ctx.log })
+    : undefined;
+  // approvals are checked here and used up when the turn runs (useApprovals)
+  const approvedCalls: ApprovedCall[] = [];
+  if (!dryRun) {
+    const offered = registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), toolsFollowRegistry && choice.toolChoice !== 'none');
+    const check = (id: string, digest: string) => ctx.store.checkApproval(id, digest, tenant);
+    for (const gate of APPROVAL_GATES) approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
+  }
+  return {
     tenant,
     conversationLease,
     request,
     body,
     registry,
     inputItems: inputItems as Item[],
-    conversation,
-    base: {
-      model: request.model,
-      ...(choice.functions.length > 0 ? { parallelToolCalls: request.parallelToolCalls } : {}),
-      ...(request.maxOutputTokens !== null ? { maxOutputTokens: request.maxOutputTokens } : {}),
-      ...(request.temperature !== null ? { temperature: request.temperature } : {}),
-      ...(request.topP !== null ? { topP: request.topP } : {}),
-      ...(request.reasoning?.effort ? { reasoningEffort: request.reasoning.effort } : {}),
-      ...responseFormatOf(request.text),
-    },
+    conversation: autoCompaction?.conversation ?? conversation,
+    base,
     tools: choice.functions,
-    toolsFollowRegistry: choice.restricted !== true,
+    toolsFollowRegistry,
     toolChoice: choice.toolChoice,
     preludeItems,
-    approvedCalls: [],
-    callRecords: [],
+    approvedCalls,
+    ...(autoCompaction ? { autoCompaction } : {}),
   };
-  // the model server is never handed a URL to fetch unless the operator chose so — not for a
-  // turn, a compaction or a token count (whose request the upstream may also resolve)
-  await ctx.options.images?.prepare(turn.conversation, signal);
-  const contextManagement = dryRun ? null : parseContextManagement((body as JsonObject).context_management);
-  if (contextManagement) {
-    const auto = await maybeCompact(ctx.upstream, turn, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: ctx.log });
-    if (auto) {
-      turn.conversation = auto.conversation;
-      turn.autoCompaction = auto;
-    }
-  }
-  // approvals are checked here and used up when the turn runs (useApprovals)
-  if (!dryRun) {
-    const offered = registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), turn.toolsFollowRegistry === true && turn.toolChoice !== 'none');
-    const check = (id: string, digest: string) => ctx.store.checkApproval(id, digest, tenant);
-    for (const gate of APPROVAL_GATES) turn.approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
-  }
-  return turn;
 }
 
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */

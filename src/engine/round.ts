@@ -1,22 +1,11 @@
 import { GatewayError } from '../errors.js';
 import type { FinishReason, ModelFunction, ModelItem, ModelToolChoice, RawEvent } from '../protocol/model.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { toolError, type ModelCall, type RegistryEntry, type ToolOutcome } from '../tools/types.js';
+import { toolError, type RegistryEntry } from '../tools/types.js';
 import type { ResponseAccumulator } from './accumulator.js';
 import type { CitationBook } from './citations.js';
+import type { PendingGatewayCall } from './types.js';
 import { CustomToolCallStream, FunctionCallStream, MessageStream, ReasoningStream, emitToolSearchCall } from './item-streams.js';
-
-/** A call the gateway answers itself (gateway-owned, or a name the registry does not know). */
-export interface PendingGatewayCall {
-  call: ModelCall;
-  entry: RegistryEntry | undefined;
-  /** Set when the client approved this call in advance (MCP approvals). */
-  approvalRequestId?: string;
-  /** Already answered, nothing to run: a client call whose input failed its check (`inputCheck`). */
-  outcome?: ToolOutcome;
-  /** Why the call must not run (e.g. its approval was used up meanwhile): answered as an error. */
-  refusal?: string;
-}
 
 /** Responses that already had their one repair round for inputs that failed a check (policy `retry`). */
 const repairRoundUsed = new WeakSet<ResponseAccumulator>();

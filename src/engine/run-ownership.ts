@@ -2,27 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
 import type { ResponseStore, StaleRunSettler } from '../store/store.js';
-import type { Logger } from './types.js';
+import { OwnershipLost, RunCancelled, type Logger } from './types.js';
 
 export interface OwnershipOptions {
   /** How often this process marks its runs and leases alive (and picks up cancellations). */
   heartbeatMs: number;
   /** A run or lease whose owner has been silent this long is considered dead. */
   staleAfterMs: number;
-}
-
-/** The abort reason of a run another process took over (this one was silent too long): it must stop and write nothing. */
-export class OwnershipLost extends Error {
-  constructor() {
-    super('Another gateway process took this response over after this one stopped answering.');
-  }
-}
-
-/** The abort reason of a run cancelled through `POST /v1/responses/{id}/cancel`. */
-export class RunCancelled extends Error {
-  constructor() {
-    super('The response was cancelled.');
-  }
 }
 
 /** Until the heartbeat runs (an engine used on its own), a lease lasts this long. */

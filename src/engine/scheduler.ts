@@ -1,7 +1,7 @@
 import type { JsonObject } from '../protocol/responses.js';
 import { parseJsonObject } from '../util/json.js';
 import { ToolTimeoutError, toolError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
-import type { PendingGatewayCall } from './round.js';
+import type { PendingGatewayCall } from './types.js';
 
 export interface SchedulerOptions {
   /** Sliding window: at most this many gateway calls run at once. */

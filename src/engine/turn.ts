@@ -2,17 +2,17 @@ import type { ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import { ResponseAccumulator, type EventSink } from './accumulator.js';
-import { GatewayShutdown, type Logger, type PreparedTurn, type PrepareOptions, type RunHooks } from './types.js';
+import { ResponseAccumulator } from './accumulator.js';
+import { GatewayShutdown, OwnershipLost, RunCancelled, type EventSink, type Logger, type PreparedTurn, type PrepareOptions, type RunHooks, type RunOutcome } from './types.js';
 import type { EngineContext, EngineOptions, TurnObserver } from './context.js';
-import { runLoop } from './loop.js';
+import { newTurnRun, runLoop } from './loop.js';
 import { prepareTurn } from './prepare.js';
 import { fail, newResponse, release } from './settle.js';
-import { OwnershipLost, RunCancelled, RunOwnership } from './run-ownership.js';
+import { RunOwnership } from './run-ownership.js';
 
 export { OwnershipLost, RunCancelled };
 export { GatewayShutdown };
-export type { Logger, PreparedTurn, RunHooks };
+export type { Logger, PreparedTurn, RunHooks, RunOutcome };
 export type { EngineContext, EngineOptions, PrepareOptions, TurnObserver };
 
 /**
@@ -37,9 +37,10 @@ export class Engine {
    * Runs a prepared turn. `sink` receives the public events (null for blocking). Throws a
    * GatewayError only while nothing has been emitted; after that every failure is a
    * `response.failed` terminal event, and the terminal state is stored before it is announced.
+   * What the caller learns beyond the response (a known failure, the stop sequence) is filled
+   * into `hooks.outcome`.
    */
   async run(turn: PreparedTurn, sink: EventSink | null, callerSignal: AbortSignal, drained?: () => Promise<void> | undefined, hooks: RunHooks = {}): Promise<ResponseObject> {
-    turn.hooks = hooks;
     const response = hooks.response ?? this.newResponse(turn);
     const acc = new ResponseAccumulator(response, sink);
     // the run's own controller: the caller's abort, a cancellation or a lost ownership stop it
@@ -51,17 +52,17 @@ export class Engine {
       if (callerSignal.aborted) forward();
       else callerSignal.addEventListener('abort', forward, { once: true });
     }
-    turn.runController = controller;
+    const run = newTurnRun(turn, hooks, controller);
     // A background response is already stored as queued: every failure must settle it, so only a
     // foreground turn that has emitted nothing may still fail as a plain HTTP error.
     const mayThrow = hooks.response === undefined;
     try {
-      return await runLoop(this.ctx, turn, acc, signal, drained);
+      return await runLoop(this.ctx, run, acc, signal, drained);
     } catch (err) {
       if (acc.finished) return acc.response;
       if (mayThrow && !acc.started && !signal.aborted) throw err;
       // anything that escaped the loop after the start (e.g. a store write) still ends the turn
-      return fail(this.ctx, acc, turn, err, signal);
+      return fail(this.ctx, acc, run, err, signal);
     } finally {
       callerSignal.removeEventListener('abort', forward);
       // whatever ended the turn, it holds nothing any more
@@ -74,9 +75,6 @@ export class Engine {
   async release(turn: PreparedTurn): Promise<void> {
     await release(this.ctx, turn);
   }
-
-
-
 
   /** A new response for this turn (`queued` for a background run, else `in_progress`). */
   newResponse(turn: PreparedTurn): ResponseObject {

@@ -3,7 +3,7 @@ import type { ModelItem, ModelRequest } from '../protocol/model.js';
 import type { Item, ResponseObject, Usage } from '../protocol/responses.js';
 import type { GatewayCallRecord, StoredResponse, StreamEvent } from '../store/store.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { ApprovedCall } from './approvals.js';
+import type { ApprovedCall, ModelCall, RegistryEntry, ToolOutcome } from '../tools/types.js';
 import type { CreateRequest } from './request.js';
 import type { Logger } from '../util/logger.js';
 
@@ -45,6 +45,22 @@ export interface RunHooks {
   logged?: (sequence: number) => void;
   /** The abort controller of the run (the caller's, for a background run); else one is made. */
   controller?: AbortController;
+  /** Filled in as the run goes: how it ended, for the caller (a failure's status, the stop sequence). */
+  outcome?: RunOutcome;
+}
+
+/** The abort reason of a run another process took over (this one was silent too long): it must stop and write nothing. */
+export class OwnershipLost extends Error {
+  constructor() {
+    super('Another gateway process took this response over after this one stopped answering.');
+  }
+}
+
+/** The abort reason of a run cancelled through `POST /v1/responses/{id}/cancel`. */
+export class RunCancelled extends Error {
+  constructor() {
+    super('The response was cancelled.');
+  }
 }
 
 /** The abort reason of runs stopped because the gateway is shutting down. */
@@ -54,45 +70,81 @@ export class GatewayShutdown extends Error {
   }
 }
 
-/** A validated turn, ready to run: everything that can fail with a 4xx has been checked. */
+/**
+ * Receives every public event in order, already serialized (`{"type":…,"sequence_number":…,…}`):
+ * serializing once here lets identical payloads be shared. Streaming writes them out; blocking
+ * passes no sink and nothing is serialized.
+ */
+export type EventSink = (type: string, json: string) => void;
+
+/** A call the gateway answers itself (gateway-owned, or a name the registry does not know). */
+export interface PendingGatewayCall {
+  call: ModelCall;
+  entry: RegistryEntry | undefined;
+  /** Set when the client approved this call in advance (MCP approvals). */
+  approvalRequestId?: string;
+  /** Already answered, nothing to run: a client call whose input failed its check (`inputCheck`). */
+  outcome?: ToolOutcome;
+  /** Why the call must not run (e.g. its approval was used up meanwhile): answered as an error. */
+  refusal?: string;
+}
+
+/**
+ * A validated turn, ready to run: everything that can fail with a 4xx has been checked. It does
+ * not change once prepared (a run's changes are in its `TurnRun`), except for its registry,
+ * which grows as a hosted tool_search loads deferred tools into it.
+ */
 export interface PreparedTurn {
   /** The tenant the turn runs for: what it reads must be that tenant's, what it stores becomes theirs. */
-  tenant: string;
-  request: CreateRequest;
+  readonly tenant: string;
+  readonly request: CreateRequest;
   /** The request body as received (a queued background run can be prepared again elsewhere). */
-  body: unknown;
-  registry: ToolRegistry;
+  readonly body: unknown;
+  readonly registry: ToolRegistry;
   /** This request's input items with ids (stored for input_items listing). */
-  inputItems: Item[];
-  /** History + input, as the model sees it. */
-  conversation: ModelItem[];
-  base: Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>;
-  tools: ModelRequest['tools'];
+  readonly inputItems: readonly Item[];
+  /** History + input, as the model sees it (compacted when `context_management` asked for it). */
+  readonly conversation: readonly ModelItem[];
+  readonly base: Readonly<Omit<ModelRequest, 'items' | 'tools' | 'toolChoice'>>;
+  /** What round 0 declares. */
+  readonly tools: ModelRequest['tools'];
   /** Later rounds declare what the registry shows then (tools a hosted search loaded, mode `declare`); false for a chosen subset. */
-  toolsFollowRegistry?: boolean;
-  toolChoice: ModelRequest['toolChoice'];
+  readonly toolsFollowRegistry: boolean;
+  readonly toolChoice: ModelRequest['toolChoice'];
   /** Items produced before the first round (e.g. `mcp_list_tools`), emitted first. */
-  preludeItems: Item[];
+  readonly preludeItems: readonly Item[];
   /** Approval answers in this request's input: used up, and approved calls run, before the first round. */
-  approvedCalls: ApprovedCall[];
-  /** What the model saw of this turn's gateway calls, kept with the stored items for later turns. */
-  callRecords: GatewayCallRecord[];
-  /** Set by `run`. */
-  hooks?: RunHooks;
-  /** Set by `run`: aborting it stops the run (registered with the ownership for a stored run). */
-  runController?: AbortController;
-  /** The stored run is registered as this process's (a background run always is): its writes are fenced. */
-  owned?: boolean;
-  /** The lease this turn holds on its conversation, released when it ends. */
-  conversationLease?: string;
+  readonly approvedCalls: readonly ApprovedCall[];
+  /** The lease this turn holds on its conversation, released when it ends (releasing is idempotent). */
+  readonly conversationLease?: string;
+  /** `context_management` compacted the conversation: its item leads the output. */
+  readonly autoCompaction?: AutoCompaction;
+}
+
+/** What the caller of a run learns besides the response, filled in as the run goes. */
+export interface RunOutcome {
   /** Why the turn failed, when a known failure ended it (a blocking client gets its HTTP status). */
   failure?: GatewayError;
-  /** Set by each round: the stop string that ended the model's last output (surfaces that report it, e.g. Messages). */
+  /** The stop string that ended the model's last output (surfaces that report it, e.g. Messages). */
   stopSequence?: string;
-  /** `context_management` compacted the conversation: its item leads the output. */
-  autoCompaction?: AutoCompaction;
+}
+
+/** One run of a prepared turn: everything that changes while it runs. Created when the run starts. */
+export interface TurnRun {
+  readonly turn: PreparedTurn;
+  readonly hooks: RunHooks;
+  /** Aborting it stops the run (registered with the ownership for a stored run). */
+  readonly controller: AbortController;
+  /** The turn's conversation, grown by each round's output and gateway results. */
+  readonly conversation: ModelItem[];
+  /** What the model saw of this run's gateway calls, kept with the stored items for later turns. */
+  readonly callRecords: GatewayCallRecord[];
+  /** The caller's `hooks.outcome`, or the run's own. */
+  readonly outcome: RunOutcome;
+  /** The stored run is registered as this process's (a background run always is): its writes are fenced. */
+  owned: boolean;
   /** Inference rounds run so far (metrics and debug logs). */
-  roundsRun?: number;
+  roundsRun: number;
 }
 
 export interface PrepareOptions {

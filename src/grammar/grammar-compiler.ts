@@ -1,8 +1,10 @@
 import { COMMON_LARK } from './common-terminals.js';
 import { GrammarDefinitionError } from './errors.js';
-import { parseLark, type LarkDefinition, type LarkExpr, type LarkGrammar, type Position } from './lark-parser.js';
+import type { LarkDefinition, LarkExpr, LarkGrammar, Position } from './lark-ast.js';
+import { parseLark } from './lark-parser.js';
 import { CharSet, literal, type RegexNode } from './regex-ast.js';
-import { parseFlagLetters, parseRegex } from './regex-parser.js';
+import { parseFlagLetters } from './regex-flags.js';
+import { parseRegex } from './regex-parser.js';
 import { CompiledRegex } from './regex-vm.js';
 
 /** One terminal the recognizer scans for, matched with the linear-time regex engine. */

@@ -64,9 +64,9 @@ export async function compactBody(deps: CompactRouteDeps, body: JsonObject, req:
   );
   const history: JsonObject[] = [];
   if (turn.request.previousResponseId !== null) {
-    for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...(record.inputItems as JsonObject[]), ...(record.response.output as JsonObject[]));
+    for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...(record.inputItems as readonly JsonObject[]), ...(record.response.output as JsonObject[]));
   }
-  const publicItems = [...history, ...withPending(turn.inputItems as JsonObject[], pending)];
+  const publicItems = [...history, ...withPending(turn.inputItems as readonly JsonObject[], pending)];
   return compactConversation(deps.upstream, {
     model: turn.request.model,
     items: turn.conversation,

@@ -2,7 +2,7 @@ import type { HttpRequest, HttpResponse } from './exchange.js';
 import { Errors, GatewayError, notFound } from '../errors.js';
 import { countInputTokens, estimateTokens } from '../engine/token-count.js';
 import type { Engine } from '../engine/turn.js';
-import type { PreparedTurn } from '../engine/types.js';
+import type { PreparedTurn, RunOutcome } from '../engine/types.js';
 import type { Logger } from '../util/logger.js';
 import { sendMessagesError } from '../messages/errors.js';
 import { MessageFold } from '../messages/fold.js';
@@ -74,14 +74,14 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
   try {
     // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
     await turnSlot();
-    const turn = await deps.engine.prepare(decoded.body, controller.signal, { tenant: tenantOf(req) });
-    applySampling(turn, decoded);
-    await clampMaxTokens(turn, limits);
+    const prepared = await deps.engine.prepare(decoded.body, controller.signal, { tenant: tenantOf(req) });
+    const turn = { ...prepared, base: await clampMaxTokens(prepared, withSampling(prepared.base, decoded), limits) };
+    const outcome: RunOutcome = {};
     if (decoded.stream) {
       const writer = new SseWriter(res, PING);
-      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)), () => turn.failure?.status, () => turn.stopSequence);
+      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)), () => outcome.failure?.status, () => outcome.stopSequence);
       try {
-        await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal, () => writer.drained());
+        await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal, () => writer.drained(), { outcome });
       } finally {
         // before the first event a failure is still an HTTP error (withErrors)
         if (writer.headersSent) writer.end();
@@ -89,11 +89,11 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
       return;
     }
     const fold = new MessageFold();
-    const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => turn.failure?.status, () => turn.stopSequence);
-    await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal);
+    const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => outcome.failure?.status, () => outcome.stopSequence);
+    await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal, undefined, { outcome });
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known
-      const cause = turn.failure;
+      const cause = outcome.failure;
       throw Errors.turnFailed(cause, 'upstream_error', fold.error?.message ?? 'The turn failed.');
     }
     sendJson(res, 200, fold.result, { 'request-id': requestId });
@@ -103,9 +103,12 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
 }
 
 /** Sampling options the Responses body has no field for go to the upstream request directly. */
-function applySampling(turn: PreparedTurn, decoded: DecodedMessagesRequest): void {
-  if (decoded.stopSequences.length > 0) turn.base.stop = decoded.stopSequences;
-  if (decoded.topK !== null) turn.base.topK = decoded.topK;
+function withSampling(base: PreparedTurn['base'], decoded: DecodedMessagesRequest): PreparedTurn['base'] {
+  return {
+    ...base,
+    ...(decoded.stopSequences.length > 0 ? { stop: decoded.stopSequences } : {}),
+    ...(decoded.topK !== null ? { topK: decoded.topK } : {}),
+  };
 }
 
 /**
@@ -113,12 +116,13 @@ function applySampling(turn: PreparedTurn, decoded: DecodedMessagesRequest): voi
  * input) is left out of the upstream request: the server then generates up to the end of the
  * context — the same as clamping, and never a failed request (issue part 6).
  */
-async function clampMaxTokens(turn: PreparedTurn, limits: ModelLimits): Promise<void> {
-  const requested = turn.base.maxOutputTokens;
-  if (requested === undefined) return;
+async function clampMaxTokens(turn: PreparedTurn, base: PreparedTurn['base'], limits: ModelLimits): Promise<PreparedTurn['base']> {
+  const requested = base.maxOutputTokens;
+  if (requested === undefined) return base;
   const context = await limits.contextLength(turn.request.model);
-  if (context === undefined) return;
-  if (requested >= context - estimateTokens(turn.conversation, turn.tools)) delete turn.base.maxOutputTokens;
+  if (context === undefined || requested < context - estimateTokens(turn.conversation, turn.tools)) return base;
+  const { maxOutputTokens: _left, ...rest } = base;
+  return rest;
 }
 
 /** `POST /v1/messages/count_tokens` → `{input_tokens}`: the upstream's tokenizer where it has one, else the estimate. */

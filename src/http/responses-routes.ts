@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse } from './exchange.js';
 import { Errors, type ErrorCode, invalidRequest, notFound } from '../errors.js';
 import type { BackgroundRunner } from '../engine/background.js';
-import type { Engine } from '../engine/turn.js';
+import type { Engine, RunOutcome } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
 import type { InflightTurns } from './inflight.js';
 import { readJsonBody, sendError, sendJson } from './json.js';
@@ -62,11 +62,12 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
       }
       return;
     }
-    const response = await deps.engine.run(turn, null, controller.signal, undefined, { controller });
+    const outcome: RunOutcome = {};
+    const response = await deps.engine.run(turn, null, controller.signal, undefined, { controller, outcome });
     if (response.status === 'failed' && response.error) {
       // a blocking turn that failed after generation began: the client gets an error (the upstream
       // failure's own status where known), the failed response stays stored
-      const cause = turn.failure;
+      const cause = outcome.failure;
       sendError(res, Errors.turnFailed(cause, response.error.code as ErrorCode, `${response.error.message} (response ${response.id})`));
       return;
     }

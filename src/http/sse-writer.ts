@@ -1,5 +1,6 @@
 import type { HttpResponse } from './exchange.js';
 import { encodeSseEvent } from '../protocol/sse.js';
+import { firstEvent } from '../util/events.js';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -46,15 +47,7 @@ export class SseWriter {
   /** Resolves once the socket buffer has drained (immediately when it is not full). */
   drained(): Promise<void> | undefined {
     if (!this.res.writableNeedDrain || this.res.destroyed) return undefined;
-    return new Promise((resolve) => {
-      const done = () => {
-        this.res.off('drain', done);
-        this.res.off('close', done);
-        resolve();
-      };
-      this.res.on('drain', done);
-      this.res.on('close', done);
-    });
+    return firstEvent([this.res, 'drain'], [this.res, 'close']);
   }
 
   end(): void {

@@ -4,6 +4,7 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { Errors, GatewayError, invalidRequest, toGatewayError } from '../errors.js';
 import { GatewayShutdown, type Engine } from '../engine/turn.js';
 import type { Logger } from '../util/logger.js';
+import { firstEvent } from '../util/events.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
 import { writeErrorAndClose } from './client-errors.js';
 import { parseClientJson } from './json.js';
@@ -341,15 +342,7 @@ class Connection {
     if (this.ws.readyState !== WebSocket.OPEN || this.ws.bufferedAmount < HIGH_WATER_BYTES) return undefined;
     // above the mark a write has returned false, so the socket emits `drain` once it empties
     if (!this.socket.writableNeedDrain) return undefined;
-    return new Promise((resolve) => {
-      const done = () => {
-        this.socket.off('drain', done);
-        this.ws.off('close', done);
-        resolve();
-      };
-      this.socket.on('drain', done);
-      this.ws.on('close', done);
-    });
+    return firstEvent([this.socket, 'drain'], [this.ws, 'close']);
   }
 
   /** One `error` event (the spec's WebSocketErrorEvent, plus `sequence_number`). */

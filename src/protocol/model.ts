@@ -29,7 +29,7 @@ export type ModelResponseFormat =
 
 export interface ModelRequest {
   model: string;
-  items: ModelItem[];
+  items: readonly ModelItem[];
   tools: ModelFunction[];
   toolChoice?: ModelToolChoice;
   parallelToolCalls?: boolean;

@@ -1,6 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import { TextDecoder } from 'node:util';
 import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, resolveOutbound, type OutboundPolicy } from '../net/outbound-guard.js';
+import { describeNetworkError } from '../net/network-error.js';
 import { htmlToText } from './html-to-text.js';
 import { untilAborted } from '../util/abort.js';
 
@@ -143,17 +144,6 @@ function blockedCause(err: unknown): OutboundBlockedError | undefined {
   return undefined;
 }
 
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause;
-  if (cause instanceof Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    return code ? `${cause.message} (${code})` : cause.message;
-  }
-  const code = (err as NodeJS.ErrnoException).code;
-  return code && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
-}
-
 /**
  * Fetches pages through the outbound guard: checkOutboundUrl + resolveOutbound before each hop;
  * redirects followed manually up to maxRedirects, each hop re-checked (a redirect to a private
@@ -226,7 +216,7 @@ export function createPageReader(policy: OutboundPolicy, options: PageReaderOpti
         const blocked = blockedCause(err);
         if (blocked) throw new PageReadError(blocked.message, { blocked: true, cause: blocked });
         if (timeout.aborted) throw new PageReadError(`Timed out after ${options.timeoutMs} ms opening ${shown(url)}`, { cause: err });
-        throw new PageReadError(`Could not open ${shown(url)}: ${describe(err)}`, { cause: err });
+        throw new PageReadError(`Could not open ${shown(url)}: ${describeNetworkError(err)}`, { cause: err });
       }
     },
   };

@@ -1,4 +1,5 @@
 import { fetch as undiciFetch } from 'undici';
+import { describeNetworkError } from '../net/network-error.js';
 
 /**
  * The contract every web search backend implements, plus the HTTP plumbing the API-backed ones
@@ -192,16 +193,6 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: num
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-function describeNetworkError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause;
-  if (cause instanceof Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    return code ? `${cause.message} (${code})` : cause.message;
-  }
-  return err.message;
 }
 
 /** A short human detail from an error body: common JSON error shapes, else nothing (HTML error pages are not useful). */

@@ -5,9 +5,11 @@
 
 import { COMMON_LARK } from '../grammar/common-terminals.js';
 import { FormatChecker, GrammarDefinitionError } from '../grammar/index.js';
-import { parseLark, type LarkExpr } from '../grammar/lark-parser.js';
+import type { LarkExpr } from '../grammar/lark-ast.js';
+import { parseLark } from '../grammar/lark-parser.js';
 import type { RegexNode } from '../grammar/regex-ast.js';
-import { parseFlagLetters, parseRegex } from '../grammar/regex-parser.js';
+import { parseFlagLetters } from '../grammar/regex-flags.js';
+import { parseRegex } from '../grammar/regex-parser.js';
 
 export interface SimGrammar {
   syntax: 'lark' | 'regex';
@@ -51,22 +53,12 @@ function shortestLark(source: string): string | undefined {
         return shortestRegex(parseRegex(expr.source, parseFlagLetters(expr.flags) ?? {}));
       case 'symbol':
         return best.get(expr.name);
-      case 'seq': {
-        let out = '';
-        for (const item of expr.items) {
-          const part = gen(item);
-          if (part === undefined) return undefined;
-          out += part;
-        }
-        return out;
-      }
+      case 'seq':
+        return shortestSequence(expr.items, gen);
       case 'alt':
         return shortestOf(expr.items.map(gen));
-      case 'repeat': {
-        if (expr.min === 0) return '';
-        const one = gen(expr.expr);
-        return one === undefined ? undefined : one.repeat(expr.min);
-      }
+      case 'repeat':
+        return shortestRepeat(expr.min, () => gen(expr.expr));
     }
   };
   for (let changed = true; changed; ) {
@@ -95,23 +87,30 @@ function shortestRegex(node: RegexNode): string | undefined {
       for (let cp = 0x21; cp < 0x3000; cp++) if (set.has(cp)) return String.fromCodePoint(cp);
       return undefined;
     }
-    case 'concat': {
-      let out = '';
-      for (const item of node.items) {
-        const part = shortestRegex(item);
-        if (part === undefined) return undefined;
-        out += part;
-      }
-      return out;
-    }
+    case 'concat':
+      return shortestSequence(node.items, shortestRegex);
     case 'alt':
       return shortestOf(node.items.map(shortestRegex));
-    case 'repeat': {
-      if (node.min === 0) return '';
-      const one = shortestRegex(node.node);
-      return one === undefined ? undefined : one.repeat(node.min);
-    }
+    case 'repeat':
+      return shortestRepeat(node.min, () => shortestRegex(node.node));
   }
+}
+
+/** The shortest sentences of a sequence's parts, joined; undefined when a part has none (yet). */
+function shortestSequence<T>(items: readonly T[], shortest: (item: T) => string | undefined): string | undefined {
+  let out = '';
+  for (const item of items) {
+    const part = shortest(item);
+    if (part === undefined) return undefined;
+    out += part;
+  }
+  return out;
+}
+
+/** At least `min` repetitions of the repeated part's shortest sentence. */
+function shortestRepeat(min: number, shortest: () => string | undefined): string | undefined {
+  if (min === 0) return '';
+  return shortest()?.repeat(min);
 }
 
 function shortestOf(options: Array<string | undefined>): string | undefined {

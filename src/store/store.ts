@@ -3,7 +3,7 @@ import type { Item, ResponseObject } from '../protocol/responses.js';
 /** One stored turn: the response and the input items this request added (each with an id). */
 export interface StoredResponse {
   response: ResponseObject;
-  inputItems: Item[];
+  inputItems: readonly Item[];
   /**
    * The tenant the response belongs to (its API key's); absent = the default tenant. Written when
    * the response is first stored and never changed; its background run and event log follow it.

@@ -107,12 +107,18 @@ export interface ToolHandler<D = JsonObject> {
   readonly owner: 'client' | 'gateway';
   /** Validates one declaration; throws ToolDeclarationError with a precise `param`. */
   parse(raw: JsonObject, param: string): D;
+  /**
+   * Stage 1, per request (optional): checks this type's declarations as a whole — those in `tools`
+   * and those the input's client `tool_search_output` items declare (MCP: how many servers one
+   * request may name). Throws ToolDeclarationError; runs before anything is contacted.
+   */
+  checkRequest?(declarations: readonly JsonObject[], ctx: DeclareContext): void;
   /** Stage 2 (optional): ask the tool's server what it offers (MCP `tools/list`). */
   discover?(declaration: D, param: string, ctx: DiscoverContext): Promise<Discovered<D>>;
   /** The model-visible functions for this declaration (none = omitted from the model). */
   normalize(declaration: D, param: string, ctx: DeclareContext): RegistryEntry[];
   /**
-   * Stage 5 (optional): once every declaration is registered, serve the set as a whole (hosted
+   * Stage 4 (optional): once every declaration is registered, serve the set as a whole (hosted
    * tool_search indexes the deferred tools and loads them into `registry`).
    */
   complete?(declaration: D, ctx: CompleteContext): void;
@@ -139,7 +145,7 @@ export interface ToolHandler<D = JsonObject> {
   readonly choiceType?: string;
 }
 
-/** What stage 5 sees: the registry built from the request's declarations, and the declarations themselves. */
+/** What stage 4's `complete` sees: the registry built from the request's declarations, and the declarations themselves. */
 export interface CompleteContext {
   registry: LoadableRegistry;
   parsed: readonly DeclaredTool[];

@@ -167,6 +167,26 @@ export function parseTools(tools: unknown, param = 'tools'): ParsedTool[] {
 }
 
 /**
+ * Stage 1, per request: each handler checks its declarations as a whole (`ToolHandler.checkRequest`),
+ * the declared ones and those loaded from `searched` (the input's client tool_search_output tools).
+ */
+export function checkDeclarations(declared: readonly ParsedTool[], searched: readonly JsonObject[], ctx: DeclareContext): void {
+  if (declared.length === 0 && searched.length === 0) return;
+  const byHandler = new Map<ToolHandler<any>, JsonObject[]>();
+  const add = (handler: ToolHandler<any> | undefined, raw: JsonObject) => {
+    if (handler?.checkRequest) byHandler.set(handler, [...(byHandler.get(handler) ?? []), raw]);
+  };
+  for (const tool of declared) add(tool.handler, tool.raw);
+  for (const raw of searched) if (isPlainObject(raw) && typeof raw.type === 'string') add(handlerFor(raw.type), raw);
+  for (const [handler, declarations] of byHandler) handler.checkRequest!(declarations, ctx);
+}
+
+/** The tools that the input's client `tool_search_output` items declare (a hosted search's output names declared tools). */
+export function searchedDeclarations(items: readonly JsonObject[]): JsonObject[] {
+  return items.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : []));
+}
+
+/**
  * Stage 2: every handler that discovers (MCP `tools/list`) does so, all servers concurrently.
  * Returns the public items discovery produced, in declaration order.
  */
@@ -195,7 +215,7 @@ export function registerTools(parsed: readonly ParsedTool[], ctx: DeclareContext
   }
   if (unknownTypes.size > 0) logUnknownTypes(unknownTypes, ctx);
   requireSearchForDeferred(parsed);
-  // stage 5: handlers that serve the registered set as a whole (hosted tool_search indexes the deferred tools)
+  // stage 4, then: handlers that serve the registered set as a whole (hosted tool_search indexes the deferred tools)
   for (const tool of parsed) tool.handler?.complete?.(tool.declaration, { registry, parsed, param: tool.param, declare: ctx });
   return registry;
 }

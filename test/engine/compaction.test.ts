@@ -114,7 +114,7 @@ beforeAll(async () => {
   conversations = new SqliteConversationStore(config.dataDir);
   mcp = new McpService({ ...config.mcp, callTimeoutMs: config.tools.timeoutsMs.mcp ?? config.mcp.callTimeoutMs });
   const declare: DeclareContext = { executionFor: () => undefined, logOnce: () => undefined, mcp };
-  engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest, conversations }, log);
+  engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, conversations }, log);
   gateway = startHttp(routesFor(simulator.url));
   client = new OpenAI({ baseURL: 'http://in-process/v1', apiKey: 'test', maxRetries: 0, fetch: gateway });
 

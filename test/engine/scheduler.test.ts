@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyRound } from '../../src/engine/classify.js';
-import type { PendingGatewayCall } from '../../src/engine/round.js';
+import type { PendingGatewayCall } from '../../src/engine/types.js';
 import { runGatewayCalls } from '../../src/engine/scheduler.js';
 import type { GatewayExecution, ItemEmitter, RegistryEntry } from '../../src/tools/types.js';
 import { sleep } from '../helpers/executions.js';
@@ -151,12 +151,21 @@ describe('scheduler with an executor that ignores its abort', () => {
 });
 
 describe('classifyRound', () => {
+  const after = (hasClientCalls: boolean, gatewayResults: number, round: number, maxRounds: number) => classifyRound({ hasClientCalls, gatewayResults, round, maxRounds });
+
   it('decides continue, done, requires_client_action and incomplete', () => {
-    expect(classifyRound(true, 2, 0, 10)).toBe('requires_client_action');
-    expect(classifyRound(false, 0, 0, 10)).toBe('done');
-    expect(classifyRound(false, 1, 0, 10)).toBe('continue');
-    expect(classifyRound(false, 1, 9, 10)).toBe('incomplete');
-    expect(classifyRound(true, 1, 9, 10)).toBe('requires_client_action');
+    expect(after(true, 2, 0, 10)).toEqual({ next: 'requires_client_action' });
+    expect(after(false, 0, 0, 10)).toEqual({ next: 'done' });
+    expect(after(false, 1, 0, 10)).toEqual({ next: 'continue' });
+    expect(after(false, 1, 9, 10)).toEqual({ next: 'incomplete', reason: 'max_tool_rounds' });
+    expect(after(true, 1, 9, 10)).toEqual({ next: 'requires_client_action' });
+  });
+
+  it('ends a cut-short output incomplete whatever it called, and a capped round unless the client must act', () => {
+    expect(classifyRound({ cutShort: 'max_output_tokens', hasClientCalls: true, gatewayResults: 0, round: 0, maxRounds: 10 })).toEqual({ next: 'incomplete', reason: 'max_output_tokens' });
+    expect(classifyRound({ cutShort: 'content_filter', hasClientCalls: false, gatewayResults: 0, round: 0, maxRounds: 10 })).toEqual({ next: 'incomplete', reason: 'content_filter' });
+    expect(classifyRound({ hasClientCalls: false, gatewayResults: 1, toolCallsCapped: true, round: 0, maxRounds: 10 })).toEqual({ next: 'incomplete', reason: 'max_tool_calls' });
+    expect(classifyRound({ hasClientCalls: true, gatewayResults: 1, toolCallsCapped: true, round: 0, maxRounds: 10 })).toEqual({ next: 'requires_client_action' });
   });
 });
 

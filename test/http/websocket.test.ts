@@ -43,7 +43,7 @@ function buildEngine(config: ReturnType<typeof loadConfig>, url: string): { engi
   const store = new SqliteResponseStore(config.dataDir);
   const declare: DeclareContext = { executionFor: () => undefined, logOnce: () => {} };
   const log = pino({ level: 'silent' });
-  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls, maxMcpServersPerRequest: config.mcp.maxServersPerRequest }, log);
+  const engine = new Engine(upstream, store, declare, { maxToolRounds: config.tools.maxToolRounds, maxConcurrentGatewayCalls: config.tools.maxConcurrentGatewayCalls }, log);
   return { engine, upstream, store };
 }
 

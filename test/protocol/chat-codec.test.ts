@@ -237,7 +237,7 @@ describe('encodeChatRequest', () => {
       {} as UpstreamClient,
       {} as ResponseStore,
       { executionFor: () => undefined, logOnce: () => {} },
-      { maxToolRounds: 8, maxConcurrentGatewayCalls: 4, maxMcpServersPerRequest: 4 },
+      { maxToolRounds: 8, maxConcurrentGatewayCalls: 4 },
       { info: () => {}, warn: () => {}, error: () => {} },
     );
     const turn = await engine.prepare({

@@ -12,7 +12,7 @@ import {
   webSearchHandler,
 } from '../../src/tools/handler-list.js';
 import { flattenedName } from '../../src/tools/namespace/handler.js';
-import { discoverTools, echoTools, parseTools, registerTools, resolveToolChoice } from '../../src/tools/registry.js';
+import { checkDeclarations, discoverTools, echoTools, parseTools, registerTools, resolveToolChoice, searchedDeclarations } from '../../src/tools/registry.js';
 import { FUNCTION_NAME_PATTERN } from '../../src/tools/validate.js';
 import { ToolDeclarationError, type GatewayExecution } from '../../src/tools/types.js';
 import { startEverything, type ChildMcpServer } from '../helpers/mcp-servers.js';
@@ -123,6 +123,23 @@ describe('registry', () => {
     const registry = registerTools(parseTools([{ type: 'namespace', name: 'crm', description: 'CRM', tools: [{ type: 'function', name: 'find' }, { type: 'custom', name: 'note' }] }]), ctx);
     expect(registry.lookup('crm__find')).toMatchObject({ shape: 'function', identity: { type: 'function', name: 'find', namespace: 'crm' } });
     expect(registry.lookup('crm__note')).toMatchObject({ shape: 'custom', identity: { type: 'custom', name: 'note', namespace: 'crm' } });
+  });
+
+  it('counts the MCP servers of tools and of a client tool_search_output together against mcp.maxServersPerRequest', () => {
+    const limited = { ...ctx, mcp: { config: { ...DEFAULT_MCP_CONFIG, maxServersPerRequest: 2 } } as McpService };
+    const server = (label: string) => ({ type: 'mcp', server_label: label, server_url: 'http://127.0.0.1:1/mcp', require_approval: 'never' });
+    const declared = parseTools([server('a'), { type: 'function', name: 'f' }]);
+    const searched = searchedDeclarations([{ type: 'tool_search_output', execution: 'client', tools: [server('b'), server('c')] }, { type: 'tool_search_output', execution: 'server', tools: [server('d')] }]);
+    expect(() => checkDeclarations(declared, searched.slice(0, 1), limited)).not.toThrow();
+    const tooMany = (() => {
+      try {
+        checkDeclarations(declared, searched, limited);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(tooMany).toBeInstanceOf(ToolDeclarationError);
+    expect(tooMany).toMatchObject({ message: 'Too many MCP servers: 3 declared, at most 2 allowed.', param: 'tools', code: 'too_many_mcp_servers' });
   });
 
   it('keeps long flattened names within 64 characters, deterministically', () => {

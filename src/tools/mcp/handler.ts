@@ -2,7 +2,7 @@ import { isAllowed, type ToolTraits } from '../../mcp/filters.js';
 import { mcpExecution } from './execution.js';
 import { mcpModelName } from '../../mcp/naming.js';
 import type { McpToolInfo } from '../../mcp/pool.js';
-import type { McpServerRef } from '../../mcp/service.js';
+import { DEFAULT_MCP_CONFIG, type McpServerRef } from '../../mcp/service.js';
 import type { ModelItem } from '../../protocol/model.js';
 import { ID_PREFIX, type Item, type JsonObject } from '../../protocol/responses.js';
 import { newId } from '../../util/ids.js';
@@ -38,6 +38,12 @@ function traitsOf(tool: { name: string; annotations?: Record<string, unknown> | 
 export const mcpHandler: ToolHandler<McpDeclaration> = {
   types: ['mcp'],
   owner: 'gateway',
+  checkRequest(declarations, ctx) {
+    const limit = ctx.mcp?.config.maxServersPerRequest ?? DEFAULT_MCP_CONFIG.maxServersPerRequest;
+    if (declarations.length > limit) {
+      throw new ToolDeclarationError(`Too many MCP servers: ${declarations.length} declared, at most ${limit} allowed.`, 'tools', 'too_many_mcp_servers');
+    }
+  },
   callItemTypes: ['mcp_call'],
   // an mcp_call carries its arguments and what the model was told (output, or the error)
   replayCall(item) {
