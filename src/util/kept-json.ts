@@ -10,7 +10,7 @@ const MAX_DEPTH = 64;
  * serialising to more than `maxChars` are not kept.
  */
 export class KeptJson<T> {
-  private readonly kept = new Map<string, { snapshot: unknown; encoded: T }>();
+  private readonly kept = new Map<string, { snapshot: Snapshot; encoded: T }>();
 
   constructor(
     private readonly encode: (json: string) => T,
@@ -31,19 +31,35 @@ export class KeptJson<T> {
     const encoded = this.encode(json);
     if (json.length <= this.maxChars) {
       this.kept.delete(key);
-      this.kept.set(key, { snapshot: JSON.parse(json), encoded });
+      this.kept.set(key, { snapshot: snapshotOf(json), encoded });
       if (this.kept.size > this.capacity) this.kept.delete(this.kept.keys().next().value!);
     }
     return encoded;
   }
 }
 
+/** A kept value as plain JSON, its objects' keys listed once (compared without allocating). */
+type Snapshot = string | number | boolean | null | Snapshot[] | { keys: string[]; values: Snapshot[] };
+
+/** `JSON.parse(json)`, objects turned into their key and value lists. */
+export function snapshotOf(json: string): Snapshot {
+  const compile = (v: unknown, depth: number): Snapshot => {
+    if (v === null || typeof v !== 'object') return v as Snapshot;
+    // deeper than sameJson looks: never compared (and no deep recursion here)
+    if (depth >= MAX_DEPTH) return null;
+    if (Array.isArray(v)) return v.map((item) => compile(item, depth + 1));
+    const keys = Object.keys(v);
+    return { keys, values: keys.map((key) => compile((v as Record<string, unknown>)[key], depth + 1)) };
+  };
+  return compile(JSON.parse(json), 0);
+}
+
 /**
- * Whether `JSON.stringify(value)` is the text `snapshot` was parsed from. Conservative: anything
- * `JSON.stringify` would transform (`toJSON`, non-finite numbers, `undefined` in an array, class
- * instances) counts as different, so the value is serialised again.
+ * Whether `JSON.stringify(value)` is the text `snapshot` was made from (`snapshotOf`).
+ * Conservative: anything `JSON.stringify` would transform (`toJSON`, non-finite numbers,
+ * `undefined` in an array, class instances) counts as different, so the value is serialised again.
  */
-export function sameJson(value: unknown, snapshot: unknown, depth = 0): boolean {
+export function sameJson(value: unknown, snapshot: Snapshot, depth = 0): boolean {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -67,16 +83,17 @@ export function sameJson(value: unknown, snapshot: unknown, depth = 0): boolean 
   if (proto !== Object.prototype && proto !== null) return false;
   const object = value as Record<string, unknown>;
   if (typeof object.toJSON === 'function') return false;
-  const snapshotKeys = Object.keys(snapshot);
+  const { keys, values } = snapshot;
   let at = 0;
-  for (const key of Object.keys(object)) {
+  // for…in: the own enumerable keys in Object.keys order (a plain object inherits none)
+  for (const key in object) {
     const member = object[key];
     // left out by JSON.stringify, so absent from the snapshot
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
-    if (snapshotKeys[at] !== key || !sameJson(member, (snapshot as Record<string, unknown>)[key], depth + 1)) return false;
+    if (keys[at] !== key || !sameJson(member, values[at], depth + 1)) return false;
     at++;
   }
-  return at === snapshotKeys.length;
+  return at === keys.length;
 }
 
 /**

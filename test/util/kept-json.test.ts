@@ -1,9 +1,11 @@
 // KeptJson (src/util/kept-json.ts) must answer exactly what serialising the value now would: the
 // kept text only for the same JSON, whatever objects carry it.
 import { describe, expect, it } from 'vitest';
-import { aroundHole, KeptJson, sameJson } from '../../src/util/kept-json.js';
+import { aroundHole, KeptJson, sameJson as sameAsSnapshot, snapshotOf } from '../../src/util/kept-json.js';
 
-const same = (value: unknown) => sameJson(value, JSON.parse(JSON.stringify(value)));
+const sameJson = (value: unknown, parsed: unknown) => sameAsSnapshot(value, snapshotOf(JSON.stringify(parsed)));
+
+const same = (value: unknown) => sameAsSnapshot(value, snapshotOf(JSON.stringify(value)));
 
 describe('sameJson', () => {
   it('holds for a value and the parse of its own JSON, key order, unicode and nesting included', () => {
