@@ -6,7 +6,7 @@ import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord } from '../store/store.js';
-import { APPROVAL_GATES, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
+import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
@@ -148,14 +148,16 @@ async function callRecordsFor(ctx: EngineContext, items: readonly JsonObject[], 
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */
 function checkOutputsPaired(history: readonly JsonObject[], input: readonly JsonObject[]): void {
+  // the history's calls are collected only when there is an output to pair (a long chain, once)
+  if (!input.some((item) => CLIENT_OUTPUT_ITEMS.has(item.type as string))) return;
   const callIds = new Set<string>();
-  for (const item of history) if (typeof item.call_id === 'string' && item.type !== 'function_call_output' && item.type !== 'custom_tool_call_output') callIds.add(item.call_id);
+  for (const item of history) if (typeof item.call_id === 'string' && !CLIENT_OUTPUT_ITEMS.has(item.type as string)) callIds.add(item.call_id);
   input.forEach((item, i) => {
-    if (item.type === 'function_call' || item.type === 'custom_tool_call' || item.type === 'tool_search_call') {
+    if (CLIENT_CALL_ITEMS.has(item.type as string)) {
       if (typeof item.call_id === 'string') callIds.add(item.call_id);
       return;
     }
-    if ((item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && !callIds.has(item.call_id as string)) {
+    if (CLIENT_OUTPUT_ITEMS.has(item.type as string) && !callIds.has(item.call_id as string)) {
       throw invalidRequest(`No tool call found for ${String(item.type)} with call_id ${String(item.call_id)}.`, `input[${i}]`, 'invalid_value');
     }
   });

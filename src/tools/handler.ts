@@ -122,6 +122,11 @@ export interface ToolHandler<D = JsonObject> {
    * tool_search indexes the deferred tools and loads them into `registry`).
    */
   complete?(declaration: D, ctx: CompleteContext): void;
+  /**
+   * Client types: the public item of a call the client answers, and of its answer when the answer
+   * must name a call the conversation holds (paired by `call_id`; checked when a turn is prepared).
+   */
+  readonly clientCallItems?: { readonly call: string; readonly output?: string };
   /** Gateway types: the public item types their calls are projected into (`web_search_call`). */
   readonly callItemTypes?: readonly string[];
   /**

@@ -45,6 +45,11 @@ export function handlerForReplayItem(itemType: string): ToolHandler<any> | undef
   return HANDLER_BY_REPLAY_ITEM.get(itemType);
 }
 
+/** Public item types of calls the client answers (`function_call`, `custom_tool_call`, …). */
+export const CLIENT_CALL_ITEMS: ReadonlySet<string> = new Set(HANDLERS.flatMap((h) => (h.clientCallItems ? [h.clientCallItems.call] : [])));
+/** Public item types of answers that must name a call the conversation holds (`function_call_output`, …). */
+export const CLIENT_OUTPUT_ITEMS: ReadonlySet<string> = new Set(HANDLERS.flatMap((h) => (h.clientCallItems?.output ? [h.clientCallItems.output] : [])));
+
 /** Every tool type's approval gate. */
 export const APPROVAL_GATES: readonly ApprovalGate[] = HANDLERS.flatMap((h) => (h.gate ? [h.gate] : []));
 

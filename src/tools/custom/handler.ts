@@ -90,6 +90,7 @@ export const customHandler: ToolHandler<CustomDeclaration> = {
   owner: 'client',
   parse: parseCustom,
   // the model called a function whose one parameter is the raw input
+  clientCallItems: { call: 'custom_tool_call', output: 'custom_tool_call_output' },
   replayItemTypes: ['custom_tool_call', 'custom_tool_call_output'],
   replay: (item, ctx) =>
     item.type === 'custom_tool_call_output'

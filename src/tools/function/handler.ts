@@ -32,6 +32,7 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
   types: ['function'],
   owner: 'client',
   parse: parseFunction,
+  clientCallItems: { call: 'function_call', output: 'function_call_output' },
   replayItemTypes: ['function_call', 'function_call_output'],
   replay: (item, ctx) =>
     item.type === 'function_call_output'

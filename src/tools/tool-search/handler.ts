@@ -35,6 +35,7 @@ export const toolSearchHandler: ToolHandler<ToolSearchDeclaration> = {
   types: ['tool_search'],
   owner: 'client',
   // a search is the model's call of the tool_search function; its output tells what loaded
+  clientCallItems: { call: 'tool_search_call' },
   replayItemTypes: ['tool_search_call', 'tool_search_output'],
   replay(item, ctx) {
     // what the hosted search told the model, rebuilt from the tools it loaded
