@@ -1,4 +1,5 @@
 import type { Item, ResponseObject, ResponseStatus, Usage } from '../protocol/responses.js';
+import { responseJson } from './response-json.js';
 import type { EventSink } from './types.js';
 
 export interface TerminalState {
@@ -66,15 +67,15 @@ export class ResponseAccumulator {
       return;
     }
     if (queued) {
-      const payload = `{"response":${JSON.stringify(this.response)}}`;
+      const payload = `{"response":${responseJson(this.response)}}`;
       this.emitSerialized('response.created', payload);
       this.emitSerialized('response.queued', payload);
       this.response.status = 'in_progress';
-      this.emitSerialized('response.in_progress', `{"response":${JSON.stringify(this.response)}}`);
+      this.emitSerialized('response.in_progress', `{"response":${responseJson(this.response)}}`);
       return;
     }
     // created and in_progress carry the same snapshot: serialize it once
-    const payload = `{"response":${JSON.stringify(this.response)}}`;
+    const payload = `{"response":${responseJson(this.response)}}`;
     this.emitSerialized('response.created', payload);
     this.emitSerialized('response.in_progress', payload);
   }
@@ -128,13 +129,17 @@ export class ResponseAccumulator {
    */
   terminalEvent(): { sequence: number; json: string } | null {
     if (this.sink === null) return null;
-    const payload = JSON.stringify({ response: this.response });
+    const payload = `{"response":${responseJson(this.response)}}`;
     return { sequence: this.sequence, json: `{"type":"${this.terminalType()}","sequence_number":${this.sequence},${payload.slice(1)}` };
   }
 
   /** Announces the settled terminal state: exactly one terminal event per response. */
   announceTerminal(): void {
-    this.emit(this.terminalType(), { response: this.response });
+    if (this.sink === null) {
+      this.sequence++;
+      return;
+    }
+    this.emitSerialized(this.terminalType(), `{"response":${responseJson(this.response)}}`);
   }
 
   private terminalType(): string {

@@ -1,10 +1,13 @@
 import type { ChatMessage, ChatRequest } from '../protocol/chat.js';
+import { aroundHole } from '../util/kept-json.js';
+import { keptToolsBytes } from './kept-tools.js';
 
 /** Below this many shared messages one `JSON.stringify` is cheaper than assembling kept bytes. */
 const MIN_SHARED_MESSAGES = 8;
 /** Shared messages sent one by one after a block before they are merged into a longer block. */
 const REBLOCK_AFTER = 32;
 const MESSAGES_OPEN = '"messages":[';
+const TOOLS_HOLE = '"tools":[]';
 const COMMA = Buffer.from(',');
 
 /** The JSON bytes of one shared (frozen) message, serialised once. */
@@ -31,11 +34,17 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   const { messages } = request;
   let shared = 0;
   for (const message of messages) if (Object.isFrozen(message)) shared++;
-  if (shared < MIN_SHARED_MESSAGES) return JSON.stringify(request);
+  // the tools' bytes are kept across requests and rounds (kept-tools.ts), and sent as they are
+  const tools = request.tools !== undefined && request.tools.length > 0 ? keptToolsBytes(request.tools) : undefined;
+  if (shared < MIN_SHARED_MESSAGES) {
+    if (tools === undefined) return JSON.stringify(request);
+    const split = withTools(JSON.stringify({ ...request, tools: [] }), tools);
+    return split ?? JSON.stringify(request);
+  }
 
-  // the request without its messages, split where they go (a string value cannot hold the
-  // unescaped `"messages":[`, so the first occurrence is the key)
-  const shell = JSON.stringify({ ...request, messages: [] });
+  // the request without its messages (and tools), split where they go (a string value cannot hold
+  // the unescaped `"messages":[`, so the first occurrence is the key)
+  const shell = JSON.stringify(tools === undefined ? { ...request, messages: [] } : { ...request, messages: [], tools: [] });
   const at = shell.indexOf(MESSAGES_OPEN) + MESSAGES_OPEN.length;
   const chunks: Buffer[] = [];
   let pieces: Buffer[] = [Buffer.from(shell.slice(0, at))];
@@ -51,9 +60,24 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
       i++;
     }
   }
-  pieces.push(Buffer.from(shell.slice(at)));
+  const tail = shell.slice(at);
+  if (tools === undefined) {
+    pieces.push(Buffer.from(tail));
+  } else {
+    const split = withTools(tail, tools);
+    if (split === undefined) return JSON.stringify(request);
+    pieces.push(split[0]);
+    chunks.push(Buffer.concat(pieces), tools);
+    pieces = [split[2]];
+  }
   chunks.push(Buffer.concat(pieces));
   return chunks;
+}
+
+/** `json` with its `"tools":[]` filled with `tools`, as three chunks (undefined: see `aroundHole`). */
+function withTools(json: string, tools: Buffer): [Buffer, Buffer, Buffer] | undefined {
+  const sides = aroundHole(json, TOOLS_HOLE);
+  return sides && [Buffer.from(sides[0]), tools, Buffer.from(sides[1])];
 }
 
 /** The block for the run of shared messages starting at `start`, made or grown when worth it. */

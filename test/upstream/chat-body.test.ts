@@ -1,8 +1,9 @@
 // chatRequestBody (src/upstream/chat-body.ts) must send exactly JSON.stringify(request), whatever
-// mix of shared (frozen) and fresh messages a request holds, and whatever was kept before.
+// mix of shared (frozen) and fresh messages a request holds, whatever tools it declares, and
+// whatever was kept before.
 import { describe, expect, it } from 'vitest';
 import { encodeChatRequest, type ChatRequest } from '../../src/protocol/chat.js';
-import type { ModelItem } from '../../src/protocol/model.js';
+import type { ModelFunction, ModelItem } from '../../src/protocol/model.js';
 import { chatRequestBody } from '../../src/upstream/chat-body.js';
 
 const bytesOf = (body: string | Buffer[]): string => (typeof body === 'string' ? body : Buffer.concat(body).toString('utf8'));
@@ -31,9 +32,50 @@ function request(items: ModelItem[]): ChatRequest {
 }
 
 describe('chatRequestBody', () => {
-  it('a short conversation is one JSON.stringify', () => {
-    const req = request([{ type: 'message', role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+  it('a short conversation without tools is one JSON.stringify', () => {
+    const req = encodeChatRequest({ model: 'm', items: [{ type: 'message', role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [] });
     expect(chatRequestBody(req)).toBe(JSON.stringify(req));
+  });
+
+  it('a short conversation with tools is exactly JSON.stringify, the tools kept as their own chunk', () => {
+    const req = request([{ type: 'message', role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+    const body = chatRequestBody(req);
+    expect(bytesOf(body)).toBe(JSON.stringify(req));
+    expect((body as Buffer[]).some((chunk) => chunk.toString() === JSON.stringify(req.tools))).toBe(true);
+  });
+
+  it('the same tools from a new request (new objects, same JSON) reuse the kept bytes; changed tools do not', () => {
+    const tools = (tag: string, order: 'ab' | 'ba' = 'ab'): ModelFunction[] => [
+      { name: `t_${tag}`, description: 'Runs “it” ✓', parameters: { type: 'object', properties: order === 'ab' ? { a: { type: 'string' }, b: { enum: [1, 2.5, null, true] } } : { b: { enum: [1, 2.5, null, true] }, a: { type: 'string' } } } },
+      { name: 'g', parameters: { type: 'object' }, strict: true },
+    ];
+    const req = (list: ModelFunction[]) => encodeChatRequest({ model: 'm', items: [{ type: 'message', role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: list });
+    const toolsChunk = (r: ChatRequest) => (chatRequestBody(r) as Buffer[]).find((chunk) => chunk.toString() === JSON.stringify(r.tools));
+    const first = req(tools('keep'));
+    const kept = toolsChunk(first);
+    expect(kept).toBeDefined();
+    const again = req(tools('keep'));
+    expect(toolsChunk(again)).toBe(kept);
+    expect(bytesOf(chatRequestBody(again))).toBe(JSON.stringify(again));
+    // the same names with other content, key order included, are serialised again
+    for (const changed of [req(tools('keep', 'ba')), req(tools('keep').map((fn, i) => (i === 1 ? { ...fn, strict: false } : fn)))]) {
+      expect(bytesOf(chatRequestBody(changed))).toBe(JSON.stringify(changed));
+      expect(toolsChunk(changed)).not.toBe(kept);
+    }
+    // what JSON.stringify leaves out or changes is not mistaken for the kept content
+    const odd = req(tools('keep'));
+    (odd.tools![0].function as Record<string, unknown>).skipped = undefined;
+    expect(bytesOf(chatRequestBody(odd))).toBe(JSON.stringify(odd));
+    const nonFinite = req(tools('keep'));
+    (nonFinite.tools![1].function.parameters as Record<string, unknown>).max = Infinity;
+    expect(bytesOf(chatRequestBody(nonFinite))).toBe(JSON.stringify(nonFinite));
+  });
+
+  it('a "tools":[] elsewhere in the request (a response schema) falls back to one JSON.stringify', () => {
+    const req = encodeChatRequest({ model: 'm', items: [...history(10, 'rf')], tools: [{ name: 'f' }], responseFormat: { type: 'json_schema', name: 's', schema: { type: 'object', properties: { tools: [] } as never } } });
+    expect(bytesOf(chatRequestBody(req))).toBe(JSON.stringify(req));
+    const short = { ...req, messages: req.messages.slice(0, 1) };
+    expect(chatRequestBody(short)).toBe(JSON.stringify(short));
   });
 
   it('a long shared history is sent in a few chunks that are exactly JSON.stringify of the request', () => {
