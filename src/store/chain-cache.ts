@@ -73,7 +73,8 @@ export class ChainCache {
   /** Holds a chain just read whole from the store, when its tip is settled. */
   fill(chain: readonly StoredResponse[], bytes: number, epoch: number): void {
     const tip = chain.at(-1);
-    if (tip === undefined || !SETTLED.has(tip.response.status)) return;
+    // a chain larger than the whole budget is not kept (nor frozen: the reader may keep it as its own)
+    if (tip === undefined || !SETTLED.has(tip.response.status) || bytes > this.maxBytes) return;
     for (const record of chain) deepFreeze(record);
     this.put(tip.response.id, { chain, bytes, epoch });
   }
