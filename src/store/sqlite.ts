@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { SqliteWriteBatches } from './sqlite-batches.js';
 import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { SqliteConversationWriter } from './sqlite-conversations.js';
@@ -55,12 +56,15 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly pruneApprovals: Database.Statement;
   private readonly selectDeletions: Database.Statement;
   private readonly bumpDeletions: Database.Statement;
+  /** Writes of the hot path (runs, running and settled responses), group-committed per loop turn. */
+  private readonly batches: SqliteWriteBatches;
   /** Settled chains already read or written, so a continued turn does not re-read its whole history. */
   private readonly chains: ChainCache;
 
   constructor(dataDir: string | ':memory:', options: { chainCacheBytes?: number } = {}) {
     this.database = openDatabase(dataDir);
     migrateSqlite(this.database);
+    this.batches = new SqliteWriteBatches(this.database);
     this.chains = new ChainCache(options.chainCacheBytes ?? DEFAULT_CHAIN_CACHE_BYTES);
     this.selectDeletions = this.database.prepare("SELECT value FROM store_epochs WHERE name = 'deletions'").pluck();
     this.bumpDeletions = this.database.prepare("UPDATE store_epochs SET value = value + 1 WHERE name = 'deletions'");
@@ -224,7 +228,7 @@ export class SqliteResponseStore implements ResponseStore {
 
   async registerRun(id: string, owner: string, queued?: { request: string }): Promise<void> {
     const now = Date.now();
-    this.insertRun.run(id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null);
+    await this.batches.run(() => this.insertRun.run(id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null));
   }
 
   async heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat> {
@@ -286,16 +290,14 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async saveOwned(record: StoredResponse, owner: string): Promise<boolean> {
-    const written = this.database
-      .transaction(() => (this.ownsRun.get(record.response.id, owner) ? this.writeRecord(record) : undefined))
-      .immediate();
+    const written = await this.batches.run(() => (this.ownsRun.get(record.response.id, owner) ? this.writeRecord(record) : undefined));
     if (written) this.written(written);
     return written !== undefined;
   }
 
   async settle(settlement: Settlement): Promise<SettleOutcome> {
     let written: ResponseRow | undefined;
-    const tx = this.database.transaction((): SettleOutcome => {
+    const settleNow = (): SettleOutcome => {
       const id = settlement.record?.response.id;
       if (settlement.owner !== undefined && (id === undefined || !this.ownsRun.get(id, settlement.owner))) return 'not_owner';
       const conversation = settlement.conversation;
@@ -310,9 +312,10 @@ export class SqliteResponseStore implements ResponseStore {
         if (settlement.owner !== undefined) this.deleteRun.run(id);
       }
       return 'ok';
-    });
+    };
     try {
-      const outcome = tx.immediate();
+      // group-committed with the other writes of this loop turn (sqlite-batches.ts)
+      const outcome = await this.batches.run(settleNow);
       if (outcome === 'ok' && written) this.written(written);
       return outcome;
     } catch (err) {
@@ -341,6 +344,7 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async close(): Promise<void> {
+    this.batches.flush();
     this.database.close();
   }
 }
