@@ -218,7 +218,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     return upstream.reachable(AbortSignal.timeout(primary.connectTimeoutMs + 2_000));
   };
-  const compactDeps = { engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, store, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay };
+  const compactDeps = { engine, upstream, upstreamBaseUrl: primary.url!, maxBodyBytes: config.limits.maxBodyBytes, upstreamApiKey: primary.apiKey, reasoningReplay: primary.reasoningReplay };
   const httpDeps: HttpDeps = {
     // Codex's remote compaction: a create request ending in compaction_trigger
     compactOnTrigger: compactionTriggerHandler(compactDeps),

@@ -126,6 +126,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
     request,
     body,
     registry,
+    history,
     inputItems,
     conversation: autoCompaction?.conversation ?? conversation,
     base,

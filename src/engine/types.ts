@@ -93,6 +93,8 @@ export interface PreparedTurn {
   /** The request body as received (a queued background run can be prepared again elsewhere). */
   readonly body: unknown;
   readonly registry: ToolRegistry;
+  /** The stored items this turn continues (the `previous_response_id` chain's, the conversation's). */
+  readonly history: readonly Item[];
   /** This request's input items with ids (stored for input_items listing). */
   readonly inputItems: readonly Item[];
   /** History + input, as the model sees it (compacted when `context_management` asked for it). */

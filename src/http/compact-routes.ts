@@ -5,7 +5,6 @@ import { countInputTokens } from '../engine/token-count.js';
 import type { Engine } from '../engine/turn.js';
 import type { ReasoningReplay } from '../protocol/chat.js';
 import type { Item, JsonObject, ResolvedInputItem } from '../protocol/responses.js';
-import type { ResponseStore } from '../store/store.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { APPROVAL_GATES } from '../tools/registry.js';
 import { newId } from '../util/ids.js';
@@ -23,8 +22,6 @@ export interface CompactRouteDeps {
   /** The upstream's OpenAI base URL (`…/v1`); `/tokenize` is asked at its root. */
   upstreamBaseUrl: string;
   maxBodyBytes: number;
-  /** Where `previous_response_id` chains live: the kept items of a compaction may come from the history. */
-  store: ResponseStore;
   /** The upstream's API key, sent to `/tokenize` too. */
   upstreamApiKey?: string;
   /** config `upstream.reasoningReplay`: how `/tokenize` sees reasoning items. */
@@ -64,11 +61,8 @@ export async function compactBody(deps: CompactRouteDeps, body: JsonObject, req:
     signal,
     { dryRun: true, tenant: tenantOf(req) },
   );
-  const history: Item[] = [];
-  if (turn.request.previousResponseId !== null) {
-    for (const record of (await deps.store.chain(turn.request.previousResponseId)) ?? []) history.push(...record.inputItems, ...record.response.output);
-  }
-  const publicItems = [...history, ...withPending(turn.inputItems, pending)];
+  // the history the engine loaded for the turn (not read again)
+  const publicItems = [...turn.history, ...withPending(turn.inputItems, pending)];
   return compactConversation(deps.upstream, {
     model: turn.request.model,
     items: turn.conversation,

@@ -100,7 +100,7 @@ async function createStored(body: Record<string, unknown>): Promise<ResponseObje
 }
 
 function routesFor(upstreamBaseUrl: string, tokenizeTimeoutMs?: number): Route[] {
-  return compactRoutes({ engine, upstream, upstreamBaseUrl, maxBodyBytes: 1 << 20, store, tokenizeTimeoutMs });
+  return compactRoutes({ engine, upstream, upstreamBaseUrl, maxBodyBytes: 1 << 20, tokenizeTimeoutMs });
 }
 
 beforeAll(async () => {
