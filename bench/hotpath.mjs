@@ -9,9 +9,9 @@
 // 4. conversation growth: a turn continued from a previous_response_id chain of depth 1, 10,
 //    100, 1,000 (each stored turn ≈ 3 KB) — added latency at depth 1,000 within 2× of depth 1
 //
-// 1–2 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data dir);
-// 3–4 an in-process simulator and gateway (startGateway), so the exact upstream requests can be
-// read from the simulator's log and replayed directly. See bench/README.md for the method.
+// 1, 2 and 4 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data
+// dir; the upstream requests are read back from the simulator over IPC); 3 an in-process
+// simulator and gateway (startGateway). See bench/README.md for the method.
 //
 // Knobs: BENCH_HOTPATH_SECONDS (4, measured seconds per load run), BENCH_HOTPATH_WARMUP (1),
 // BENCH_HOTPATH_N (200, sequential samples per side), BENCH_HOTPATH_ONLY (store,codex,tools,growth),
@@ -72,7 +72,7 @@ function completedStream(text) {
   if (!text.includes('event: response.completed')) throw new Error(`stream did not complete: ${text.slice(-400)}`);
 }
 
-// ---------- 1 + 2: children (load) ----------
+// ---------- 1, 2 and 4: children ----------
 
 async function childSections(tmpRoot, results) {
   const sim = await startSimulatorChild();
@@ -133,12 +133,31 @@ async function childSections(tmpRoot, results) {
       const addedMean = Object.values(perBody).reduce((s, x) => s + x.addedMedianMs, 0) / CODEX_BODIES.length;
       results.codex = { perBody, meanAddedMedianMs: round(addedMean, 4), c64: { body: heaviest.name, direct: dRun, gateway: gRun, ratio: round(gRun.rps / dRun.rps, 3) } };
     }
+
+    if (ONLY.has('growth')) {
+      // gateway and simulator in their own processes, as deployed: in one process the
+      // simulator's parsing of multi-MB bodies would put its GC pauses on the gateway's turns
+      const gwPool = new Pool(gw.url, { connections: 1 });
+      const simPool = new Pool(direct, { connections: 1 });
+      const capture = async (body) => {
+        const text = (await timed(gwPool, '/v1/responses', body)).text;
+        const [upstream] = await sim.lastRequests(1);
+        return { response: JSON.parse(text), upstream: upstream === undefined ? [] : [JSON.stringify(upstream)] };
+      };
+      try {
+        results.growth = await conversationGrowth(join(tmpRoot, 'data'), capture, (body) => () => timed(gwPool, '/v1/responses', body), (body) => () => timed(simPool, '/v1/chat/completions', body));
+      } finally {
+        await gwPool.close();
+        await simPool.close();
+        await sim.lastRequests(0);
+      }
+    }
   } finally {
     await stopAll();
   }
 }
 
-// ---------- 3 + 4: in process ----------
+// ---------- 3: in process ----------
 
 const script = (text, rounds) => `${text}\n#sim ${JSON.stringify({ rounds })}`;
 
@@ -199,9 +218,6 @@ async function inProcessSections(tmpRoot, results) {
       };
     }
 
-    if (ONLY.has('growth')) {
-      results.growth = await conversationGrowth(dataDir, capture, gwReq, simReq);
-    }
   } finally {
     await gwPool.close();
     await simPool.close();
@@ -262,7 +278,9 @@ async function conversationGrowth(dataDir, capture, gwReq, simReq) {
     const upstream = first.upstream[0];
     const messages = JSON.parse(upstream).messages.length;
     const n = depth >= 1000 ? Math.max(10, Math.round(N / 10)) : depth >= 100 ? Math.max(20, Math.round(N / 4)) : N;
-    const m = await interleaved({ gateway: gwReq(body), direct: simReq(upstream) }, Math.min(20, n), n);
+    // the direct side sends bytes encoded once, as the gateway sends kept bytes: neither pays for
+    // encoding a multi-MB string on every request
+    const m = await interleaved({ gateway: gwReq(body), direct: simReq(Buffer.from(upstream)) }, Math.min(20, n), n);
     out.perDepth[depth] = { upstreamMessages: messages, upstreamBytes: upstream.length, n, gatewayMedianMs: round(m.gateway, 4), directMedianMs: round(m.direct, 4), addedMedianMs: round(m.gateway - m.direct, 4) };
     log(`   depth ${String(depth).padStart(4)}: ${String(messages).padStart(4)} upstream messages, ${String(upstream.length).padStart(8)} B; gateway ${fmt(m.gateway)} ms, direct ${fmt(m.direct)} ms, added ${fmt(m.gateway - m.direct)} ms (n=${n})`);
   }
@@ -310,8 +328,8 @@ async function main() {
   log(`Switchyard hot-path benchmark — node ${process.version}, ${cpus().length} CPUs`);
   const results = { meta: { date: new Date().toISOString(), node: process.version, cpus: cpus().length, command: 'node bench/hotpath.mjs', secondsPerLoadRun: SECONDS, samples: N } };
   try {
-    if (ONLY.has('store') || ONLY.has('codex')) await childSections(tmpRoot, results);
-    if (ONLY.has('tools') || ONLY.has('growth')) await inProcessSections(tmpRoot, results);
+    if (ONLY.has('store') || ONLY.has('codex') || ONLY.has('growth')) await childSections(tmpRoot, results);
+    if (ONLY.has('tools')) await inProcessSections(tmpRoot, results);
   } finally {
     await stopAll();
     await cleanupTmp();
