@@ -7,7 +7,7 @@ import { PostgresFileSearchStore } from '../../src/files/postgres-store.js';
 import { SqliteFileSearchStore } from '../../src/files/sqlite-store.js';
 import { DEFAULT_OWNER, type FileSearchStore } from '../../src/files/store.js';
 import { queryTerms } from '../../src/retrieval/query-terms.js';
-import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from '../helpers/postgres.js';
+import { dropSchemas, PG_URL, postgresAbsent, probePostgres } from '../helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const schemas: string[] = [];
@@ -53,8 +53,7 @@ async function ranked(store: FileSearchStore, storeId: string, query: string, fi
 
 describe('keyword ranking: PostgreSQL BM25 against SQLite FTS5', () => {
   if (pgUnavailable) {
-    if (REQUIRE_PG) it('PostgreSQL is reachable', () => expect.fail(pgUnavailable));
-    else it.skip(pgUnavailable, () => undefined);
+    postgresAbsent(pgUnavailable);
     return;
   }
 

@@ -12,7 +12,7 @@ import { PostgresFileSearchStore } from '../../src/files/postgres-store.js';
 import { SqliteFileSearchStore } from '../../src/files/sqlite-store.js';
 import { DEFAULT_OWNER, type FileSearchStore } from '../../src/files/store.js';
 import { ExpirySweeper } from '../../src/retrieval/expiry-sweeper.js';
-import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from '../helpers/postgres.js';
+import { dropSchemas, PG_URL, postgresAbsent, probePostgres } from '../helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const schemas: string[] = [];
@@ -42,8 +42,7 @@ const backends: Array<[string, (dir: string) => Promise<FileSearchStore>]> = [
 for (const [name, open] of backends) {
   describe(`expiry sweeper: ${name}`, () => {
     if (name === 'PostgreSQL' && pgUnavailable) {
-      if (REQUIRE_PG) it('PostgreSQL is reachable', () => expect.fail(pgUnavailable));
-      else it.skip(pgUnavailable, () => undefined);
+      postgresAbsent(pgUnavailable);
       return;
     }
     let store: FileSearchStore;

@@ -15,7 +15,7 @@ import { SqliteFileSearchStore } from '../../src/files/sqlite-store.js';
 import { DEFAULT_OWNER, type ChunkingStrategy, type FileSearchStore } from '../../src/files/store.js';
 import { normalize } from '../../src/retrieval/embedder.js';
 import { nearest, Retriever } from '../../src/retrieval/search.js';
-import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from '../helpers/postgres.js';
+import { dropSchemas, PG_URL, postgresAbsent, probePostgres } from '../helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const dirs: string[] = [];
@@ -173,8 +173,7 @@ describe('sqlite-vec index', () => {
 
 describe('pgvector on PostgreSQL', () => {
   if (pgUnavailable) {
-    if (REQUIRE_PG) it('PostgreSQL is reachable', () => expect.fail(pgUnavailable));
-    else it.skip(pgUnavailable, () => undefined);
+    postgresAbsent(pgUnavailable);
     return;
   }
   const schema = () => {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { expect, it } from 'vitest';
 
 // PostgreSQL runs on the development machines and in CI; tests that need it say why they skip
 // when it is absent (SWITCHYARD_TEST_POSTGRES_URL overrides the address; SWITCHYARD_REQUIRE_POSTGRES=1
@@ -26,6 +27,15 @@ export async function probePostgres(url: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * Stands in for a block whose PostgreSQL is absent (call it inside the block's describe, then
+ * return): with SWITCHYARD_REQUIRE_POSTGRES=1 (CI) a failing test that says why; elsewhere a
+ * skipped test whose title says why ("skipped, needs PostgreSQL: <probe's reason>").
+ */
+export function postgresAbsent(reason: string): void {
+  if (REQUIRE_PG) it('PostgreSQL is reachable (SWITCHYARD_REQUIRE_POSTGRES=1)', () => expect.fail(reason));
+  else it.skip(`skipped, needs PostgreSQL: ${reason}`, () => undefined);
+}
 
 /** Drops the test schemas a file created (nothing to do when PostgreSQL was not used). */
 export async function dropSchemas(schemas: readonly string[]): Promise<void> {

@@ -13,7 +13,7 @@ import { ChainCache, responseRow } from '../../src/store/chain-cache.js';
 import { PostgresResponseStore } from '../../src/store/postgres.js';
 import { SqliteResponseStore } from '../../src/store/sqlite.js';
 import type { ResponseStore, StoredResponse } from '../../src/store/store.js';
-import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from '../helpers/postgres.js';
+import { dropSchemas, PG_URL, postgresAbsent, probePostgres } from '../helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 const uid = (prefix: string): string => `${prefix}_${randomBytes(8).toString('hex')}`;
@@ -153,8 +153,7 @@ const backends: Array<{ name: string; unavailable?: string; open(): Promise<Repl
 
 describe.each(backends)('chains through the cache: $name', (backend) => {
   if (backend.unavailable) {
-    if (REQUIRE_PG) it('PostgreSQL is reachable (SWITCHYARD_REQUIRE_POSTGRES=1)', () => expect.fail(backend.unavailable));
-    else it.skip(backend.unavailable, () => undefined);
+    postgresAbsent(backend.unavailable);
     return;
   }
 

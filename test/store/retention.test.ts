@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetentionSweeper } from '../../src/store/retention.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { PG_URL, probePostgres, REQUIRE_PG } from '../helpers/postgres.js';
+import { PG_URL, postgresAbsent, probePostgres } from '../helpers/postgres.js';
 import { minimalResponse, openPostgresStores, openSqliteStores, type OpenedStores } from '../helpers/store-backends.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
@@ -18,8 +18,8 @@ describe.each([
   ['sqlite', openSqliteStores, undefined],
   ['postgres', openPostgresStores, pgUnavailable],
 ] as const)('retention on %s', (_name, open, unavailable) => {
-  if (unavailable && !REQUIRE_PG) {
-    it.skip(unavailable, () => undefined);
+  if (unavailable) {
+    postgresAbsent(unavailable);
     return;
   }
   let stores: OpenedStores;

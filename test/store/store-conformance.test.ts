@@ -16,7 +16,7 @@ import { PostgresResponseStore } from '../../src/store/postgres.js';
 import { SqliteConversationStore } from '../../src/store/sqlite-conversations.js';
 import { SqliteResponseStore } from '../../src/store/sqlite.js';
 import type { ResponseStore } from '../../src/store/store.js';
-import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from '../helpers/postgres.js';
+import { dropSchemas, PG_URL, postgresAbsent, probePostgres } from '../helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
 if (pgUnavailable) console.warn(`store-conformance: ${pgUnavailable}; the PostgreSQL blocks are skipped`);
@@ -34,18 +34,6 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   if (!pgUnavailable) await dropSchemas(schemas);
 });
-
-/** Skips (or, when PostgreSQL is required, fails) a block whose backend is unavailable. */
-function unavailable(reason: string): void {
-  if (REQUIRE_PG) {
-    it('PostgreSQL is reachable (SWITCHYARD_REQUIRE_POSTGRES=1)', () => {
-      throw new Error(reason);
-    });
-  } else {
-    // the stated reason: "PostgreSQL not reachable at <url>: <error>" from probePostgres
-    it.skip(reason, () => undefined);
-  }
-}
 
 interface Stores {
   responses: ResponseStore;
@@ -139,7 +127,7 @@ describe.each<[string, Backend]>([
   ['PostgreSQL', postgres],
 ])('store conformance: %s', (_name, backend) => {
   if (backend.unavailable) {
-    unavailable(backend.unavailable);
+    postgresAbsent(backend.unavailable);
     return;
   }
 
@@ -579,7 +567,7 @@ describe('SQLite migrations', () => {
 
 describe('PostgreSQL replicas on one schema', () => {
   if (pgUnavailable) {
-    unavailable(pgUnavailable);
+    postgresAbsent(pgUnavailable);
     return;
   }
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../src/simulate/server.js';
 import { readSse, scripted, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { inProcessFetch } from '../../helpers/in-process.js';
-import { dropSchemas, PG_URL, probePostgres, REQUIRE_PG } from '../../helpers/postgres.js';
+import { dropSchemas, PG_URL, postgresAbsent, probePostgres } from '../../helpers/postgres.js';
 import { checkStreamInvariants } from '../../helpers/spec.js';
 
 const FIXTURES = new URL('../../fixtures/files/', import.meta.url);
@@ -37,8 +37,7 @@ function storeConfig(backend: Backend): Record<string, unknown> {
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`file_search on ${backend}`, () => {
     if (backend === 'postgres' && pgUnavailable) {
-      if (REQUIRE_PG) it('PostgreSQL is reachable', () => expect.fail(pgUnavailable));
-      else it.skip(pgUnavailable, () => undefined);
+      postgresAbsent(pgUnavailable);
       return;
     }
 
@@ -274,7 +273,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
   describe(`file_search ingestion survives a restart (${backend})`, () => {
     if (backend === 'postgres' && pgUnavailable) {
-      it.skip(pgUnavailable, () => undefined);
+      postgresAbsent(pgUnavailable);
       return;
     }
     let simulator: Simulator;
