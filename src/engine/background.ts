@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
-import type { ResponseObject } from '../protocol/responses.js';
+import { isTerminalStatus, type ResponseObject } from '../protocol/responses.js';
 import type { ResponseStore, StreamEvent } from '../store/store.js';
-import { failOpenRecord, isTerminal, type RunOwnership } from './run-ownership.js';
+import { failOpenRecord, type RunOwnership } from './run-ownership.js';
 import type { Engine } from './turn.js';
 import { GatewayShutdown, OwnershipLost, RunCancelled, type EventSink, type Logger, type PreparedTurn } from './types.js';
 
@@ -157,7 +157,7 @@ export class BackgroundRunner {
   /** A queued run of a process that died: prepared again here from its stored request, then run. */
   private async takeOver(id: string, request: string | null): Promise<void> {
     const record = await this.store.get(id);
-    if (!record || isTerminal(record.response.status)) {
+    if (!record || isTerminalStatus(record.response.status)) {
       await this.store.finishRun(id);
       return;
     }
@@ -259,7 +259,7 @@ export class BackgroundRunner {
         for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
         if (finished || local) break;
         const record = await this.store.get(id);
-        if (!record || isTerminal(record.response.status)) {
+        if (!record || isTerminalStatus(record.response.status)) {
           for (const e of await this.store.eventsAfter(id, last)) deliver(e.sequence, e.json);
           break;
         }

@@ -76,10 +76,12 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   let registry: ToolRegistry;
   let choice;
   let preludeItems: Item[];
-  const declare = { ...ctx.declare, request: { include: request.include, model: request.model, priorItems: [...history, ...inputItems], tenant } };
+  // history then this turn's input, in order: what the tools look back at and the model is shown
+  const priorItems: readonly Item[] = [...history, ...inputItems];
+  const declare = { ...ctx.declare, request: { include: request.include, model: request.model, priorItems, tenant } };
   try {
     checkDeclarations(request.tools, searchedDeclarations(inputItems), declare);
-    const discover = { ...declare, priorItems: [...history, ...inputItems], signal };
+    const discover = { ...declare, priorItems, signal };
     preludeItems = await discoverTools(request.tools, discover);
     registry = registerTools(request.tools, declare);
     preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
@@ -93,7 +95,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
   // one pass over history and input: an approval request (history) pairs with its answer (input);
   // a compaction item stands for everything before it
-  const effective = applyCompactions([...history, ...inputItems]);
+  const effective = applyCompactions(priorItems);
   conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, heldRecords, tenant)));
 
   const base = {

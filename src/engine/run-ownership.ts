@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ResponseObject } from '../protocol/responses.js';
+import { isTerminalStatus, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
 import type { ResponseStore, StaleRunSettler } from '../store/store.js';
 import { OwnershipLost, RunCancelled, type Logger } from './types.js';
@@ -151,7 +151,7 @@ export const failedBySweep: StaleRunSettler = (record, nextSequence) => failOpen
 
 /** Settles a stored response that is still queued or in progress as failed (`server_error`: not the client's fault). */
 export function failOpenRecord(...[record, nextSequence, message]: [...Parameters<StaleRunSettler>, string]): ReturnType<StaleRunSettler> {
-  if (!record || isTerminal(record.response.status)) return undefined;
+  if (!record || isTerminalStatus(record.response.status)) return undefined;
   const response: ResponseObject = record.response;
   response.status = 'failed';
   response.error = { code: 'server_error', message };
@@ -161,6 +161,3 @@ export function failOpenRecord(...[record, nextSequence, message]: [...Parameter
   return { record: { response, inputItems: record.inputItems, ...(record.owner !== undefined ? { owner: record.owner } : {}) }, event };
 }
 
-export function isTerminal(status: string): boolean {
-  return status === 'completed' || status === 'incomplete' || status === 'failed' || status === 'cancelled';
-}

@@ -254,6 +254,11 @@ export interface TextConfig {
 
 export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
+/** A status after which a response never changes again (only deletion removes it). */
+export function isTerminalStatus(status: string): boolean {
+  return status === 'completed' || status === 'incomplete' || status === 'failed' || status === 'cancelled';
+}
+
 export interface Usage {
   input_tokens: number;
   input_tokens_details: { cached_tokens: number };

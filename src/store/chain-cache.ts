@@ -1,3 +1,4 @@
+import { isTerminalStatus } from '../protocol/responses.js';
 import type { StoredResponse } from './store.js';
 import { deepFreeze } from '../util/freeze.js';
 import { DEFAULT_TENANT } from './tenant.js';
@@ -30,8 +31,6 @@ export function responseRow(record: StoredResponse): ResponseRow {
 /** Default budget of a store's chain cache: a 5 MB chain (1,000 turns of 5 KB) fits a dozen times. */
 export const DEFAULT_CHAIN_CACHE_BYTES = 64 * 1024 * 1024;
 
-/** Statuses after which a stored response never changes again (only deletion removes it). */
-const SETTLED = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
 
 interface Entry {
   chain: readonly StoredResponse[];
@@ -74,7 +73,7 @@ export class ChainCache {
   fill(chain: readonly StoredResponse[], bytes: number, epoch: number): void {
     const tip = chain.at(-1);
     // a chain larger than the whole budget is not kept (nor frozen: the reader may keep it as its own)
-    if (tip === undefined || !SETTLED.has(tip.response.status) || bytes > this.maxBytes) return;
+    if (tip === undefined || !isTerminalStatus(tip.response.status) || bytes > this.maxBytes) return;
     for (const record of chain) deepFreeze(record);
     this.put(tip.response.id, { chain, bytes, epoch });
   }
@@ -89,7 +88,7 @@ export class ChainCache {
       this.clear();
       return;
     }
-    if (!SETTLED.has(row.status) || row.previous === null) return;
+    if (!isTerminalStatus(row.status) || row.previous === null) return;
     const parent = this.entries.get(row.previous);
     if (parent === undefined) return;
     const record: StoredResponse = deepFreeze({ response: JSON.parse(row.response), inputItems: JSON.parse(row.inputItems), owner: row.owner });
