@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import http from 'node:http';
 import { Pool } from 'undici';
 import { measure } from './lib/load.mjs';
-import { clockTicksPerSecond, cpuMicros, eldProbeEnv, freePort, readEventLoopDelay, installCleanupHooks, rssKiB, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
+import { clockTicksPerSecond, cpuMicros, eldProbeEnv, freePort, readEventLoopDelay, installCleanupHooks, rssKiB, startBareProxyChild, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { median, percentile, round, sorted } from './lib/stats.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -72,7 +72,9 @@ async function run(tmpRoot) {
   const gwPort = await freePort();
   const gw = await startGatewayChild({ port: gwPort, upstream: sim.url, dataDir, configFile });
   const direct = `http://127.0.0.1:${sim.port}`;
-  log(`simulator pid ${sim.pid} at ${sim.url}; gateway pid ${gw.pid} at ${gw.url}`);
+  // the floor: the same direct requests through the leanest Node.js pass-through proxy
+  const proxy = await startBareProxyChild(direct);
+  log(`simulator pid ${sim.pid} at ${sim.url}; gateway pid ${gw.pid} at ${gw.url}; bare proxy pid ${proxy.pid} at ${proxy.url}`);
 
   await sanityCheck(gw.url, direct);
 
@@ -96,14 +98,14 @@ async function run(tmpRoot) {
     results.runs = {};
     for (const connections of [1, 64]) {
       log(`\nload, concurrency ${connections} (${WARMUP}s warm-up + ${SECONDS}s per run) …`);
-      results.runs[`c${connections}`] = await loadRuns(gw, sim, direct, connections);
+      results.runs[`c${connections}`] = await loadRuns(gw, sim, proxy, direct, connections);
     }
   }
 
   // 3. added TTFB at concurrency 1 — after the load runs, so both servers are warm (JIT)
   if (ONLY.has('ttfb')) {
     log(`\ntime to first byte, concurrency 1, ${TTFB_N} sequential requests each …`);
-    results.ttfb = await measureTtfb(gw.url, direct, TTFB_N);
+    results.ttfb = await measureTtfb(gw.url, direct, proxy.url, TTFB_N);
   }
 
   // 5. memory per open stream — on a fresh gateway process (same simulator), so the heap
@@ -130,12 +132,18 @@ async function run(tmpRoot) {
   log(`\nwrote ${RESULTS_FILE}`);
 }
 
-async function loadRuns(gw, sim, direct, connections) {
+const LOAD_RUNS = ['directBlocking', 'proxyBlocking', 'gatewayBlocking', 'directStreaming', 'proxyStreaming', 'gatewayStreaming'];
+
+async function loadRuns(gw, sim, proxy, direct, connections) {
   const runs = {};
-  for (const name of ['directBlocking', 'gatewayBlocking', 'directStreaming', 'gatewayStreaming']) {
-    const url = name.startsWith('gateway') ? `${gw.url}/v1/responses` : `${direct}/v1/chat/completions`;
-    const cpuHook = () => ({ gatewayCpuUs: cpuMicros(gw.pid), simulatorCpuUs: cpuMicros(sim.pid) });
-    const r = await measure({ url, body: BODIES[name], connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpuHook, after: cpuHook });
+  for (const name of LOAD_RUNS) {
+    const viaProxy = name.startsWith('proxy');
+    const url = name.startsWith('gateway') ? `${gw.url}/v1/responses` : `${viaProxy ? proxy.url : direct}/v1/chat/completions`;
+    // the proxy forwards the direct request unchanged; "gateway CPU" is then the proxy's
+    const front = viaProxy ? proxy.pid : gw.pid;
+    const body = BODIES[name] ?? BODIES[name.replace('proxy', 'direct')];
+    const cpuHook = () => ({ gatewayCpuUs: cpuMicros(front), simulatorCpuUs: cpuMicros(sim.pid) });
+    const r = await measure({ url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpuHook, after: cpuHook });
     const gatewayCpu = r.after.gatewayCpuUs - r.before.gatewayCpuUs;
     const simCpu = r.after.simulatorCpuUs - r.before.simulatorCpuUs;
     runs[name] = {
@@ -147,11 +155,11 @@ async function loadRuns(gw, sim, direct, connections) {
       non2xx: r.non2xx,
       errors: r.errors,
       timeouts: r.timeouts,
-      gatewayCpuUsPerRequest: name.startsWith('gateway') && r.requests > 0 ? round(gatewayCpu / r.requests, 1) : null,
+      gatewayCpuUsPerRequest: !name.startsWith('direct') && r.requests > 0 ? round(gatewayCpu / r.requests, 1) : null,
       simulatorCpuUsPerRequest: r.requests > 0 ? round(simCpu / r.requests, 1) : null,
     };
     const x = runs[name];
-    log(`   ${name.padEnd(17)} ${String(x.requests).padStart(7)} req  ${fmt(x.rps, 1).padStart(8)} req/s  p50 ${fmt(x.latencyMs.p50)} ms  p99 ${fmt(x.latencyMs.p99)} ms${x.gatewayCpuUsPerRequest !== null ? `  gateway CPU ${fmt(x.gatewayCpuUsPerRequest, 0)} µs/req` : ''}${x.non2xx || x.errors ? `  (non-2xx ${x.non2xx}, errors ${x.errors})` : ''}`);
+    log(`   ${name.padEnd(17)} ${String(x.requests).padStart(7)} req  ${fmt(x.rps, 1).padStart(8)} req/s  p50 ${fmt(x.latencyMs.p50)} ms  p99 ${fmt(x.latencyMs.p99)} ms${x.gatewayCpuUsPerRequest !== null ? `  ${name.startsWith('proxy') ? 'proxy' : 'gateway'} CPU ${fmt(x.gatewayCpuUsPerRequest, 0)} µs/req` : ''}${x.non2xx || x.errors ? `  (non-2xx ${x.non2xx}, errors ${x.errors})` : ''}`);
   }
   return runs;
 }
@@ -197,27 +205,32 @@ function firstByteMs(base, path, body, agent) {
   });
 }
 
-async function measureTtfb(gwUrl, directUrl, n) {
+async function measureTtfb(gwUrl, directUrl, proxyUrl, n) {
   const gwAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const directAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const proxyAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const gwBody = JSON.stringify(BODIES.gatewayStreaming);
   const directBody = JSON.stringify(BODIES.directStreaming);
   const d = [];
   const g = [];
+  const p = [];
   try {
-    // interleaved (direct, gateway, direct, …) so drift hits both sides alike; the first 300
-    // pairs warm up this client's code paths and are discarded
+    // interleaved (direct, gateway, bare proxy, direct, …) so drift hits every side alike; the
+    // first 300 rounds warm up this client's code paths and are discarded
     for (let i = 0; i < 300 + n; i++) {
       const a = await firstByteMs(directUrl, '/v1/chat/completions', directBody, directAgent);
       const b = await firstByteMs(gwUrl, '/v1/responses', gwBody, gwAgent);
+      const c = await firstByteMs(proxyUrl, '/v1/chat/completions', directBody, proxyAgent);
       if (i >= 300) {
         d.push(a);
         g.push(b);
+        p.push(c);
       }
     }
   } finally {
     gwAgent.destroy();
     directAgent.destroy();
+    proxyAgent.destroy();
   }
   const ds = sorted(d);
   const gs = sorted(g);
@@ -227,10 +240,12 @@ async function measureTtfb(gwUrl, directUrl, n) {
     directMedianMs: round(median(d), 4),
     gatewayMedianMs: round(median(g), 4),
     addedMedianMs: round(median(g) - median(d), 4),
+    proxyMedianMs: round(median(p), 4),
+    proxyAddedMedianMs: round(median(p) - median(d), 4),
     directP90Ms: round(percentile(ds, 90), 4),
     gatewayP90Ms: round(percentile(gs, 90), 4),
   };
-  log(`   direct median ${fmt(out.directMedianMs)} ms, gateway median ${fmt(out.gatewayMedianMs)} ms, added ${fmt(out.addedMedianMs)} ms`);
+  log(`   direct median ${fmt(out.directMedianMs)} ms, gateway median ${fmt(out.gatewayMedianMs)} ms, added ${fmt(out.addedMedianMs)} ms; bare proxy median ${fmt(out.proxyMedianMs)} ms, added ${fmt(out.proxyAddedMedianMs)} ms`);
   return out;
 }
 
@@ -372,6 +387,12 @@ function derive(runs) {
       blockingVsDirectStreaming: pair(r.gatewayBlocking, r.directStreaming),
       streaming: pair(r.gatewayStreaming, r.directStreaming),
       gatewayCpuUsPerRequest: { blocking: r.gatewayBlocking.gatewayCpuUsPerRequest, streaming: r.gatewayStreaming.gatewayCpuUsPerRequest },
+      // the floor: the bare pass-through proxy on the same direct requests
+      proxy: {
+        blocking: pair(r.proxyBlocking, r.directBlocking),
+        streaming: pair(r.proxyStreaming, r.directStreaming),
+        cpuUsPerRequest: { blocking: r.proxyBlocking.gatewayCpuUsPerRequest, streaming: r.proxyStreaming.gatewayCpuUsPerRequest },
+      },
     };
   }
   return out;
@@ -380,17 +401,19 @@ function derive(runs) {
 function evaluateTargets(results) {
   const d = results.derived;
   const t = [];
-  const add = (name, value, unit, op, limit) => {
+  // `floor`: the same figure for the bare pass-through proxy in this run (bench/lib/bare-proxy.mjs)
+  const add = (name, value, unit, op, limit, floor = null) => {
     const pass = value !== null && Number.isFinite(value) && (op === '<' ? value < limit : op === '<=' ? value <= limit : value >= limit);
-    t.push({ name, value, unit, target: `${op} ${limit} ${unit}`, result: pass ? 'PASS' : 'MISS' });
+    t.push({ name, value, unit, target: `${op} ${limit} ${unit}`, result: pass ? 'PASS' : 'MISS', floor });
   };
-  add('added p50 latency, blocking, c=1', d.c1.blocking.addedP50Ms, 'ms', '<', 0.3);
-  add('added p50 latency, streaming, c=1', d.c1.streaming.addedP50Ms, 'ms', '<', 0.3);
-  add('added TTFB (median), streaming, c=1', results.ttfb.addedMedianMs, 'ms', '<', 0.3);
-  add('gateway CPU per request, blocking, c=64', d.c64.gatewayCpuUsPerRequest.blocking, 'µs', '<=', 150);
-  add('gateway CPU per request, streaming, c=64', d.c64.gatewayCpuUsPerRequest.streaming, 'µs', '<=', 150);
-  add('throughput ratio gateway/direct, blocking, c=64', d.c64.blocking.throughputRatio === null ? null : round(d.c64.blocking.throughputRatio * 100, 1), '%', '>=', 50);
-  add('throughput ratio gateway/direct, streaming, c=64', d.c64.streaming.throughputRatio === null ? null : round(d.c64.streaming.throughputRatio * 100, 1), '%', '>=', 50);
+  const percent = (ratio) => (ratio === null ? null : round(ratio * 100, 1));
+  add('added p50 latency, blocking, c=1', d.c1.blocking.addedP50Ms, 'ms', '<', 0.3, d.c1.proxy.blocking.addedP50Ms);
+  add('added p50 latency, streaming, c=1', d.c1.streaming.addedP50Ms, 'ms', '<', 0.3, d.c1.proxy.streaming.addedP50Ms);
+  add('added TTFB (median), streaming, c=1', results.ttfb.addedMedianMs, 'ms', '<', 0.3, results.ttfb.proxyAddedMedianMs);
+  add('gateway CPU per request, blocking, c=64', d.c64.gatewayCpuUsPerRequest.blocking, 'µs', '<=', 150, d.c64.proxy.cpuUsPerRequest.blocking);
+  add('gateway CPU per request, streaming, c=64', d.c64.gatewayCpuUsPerRequest.streaming, 'µs', '<=', 150, d.c64.proxy.cpuUsPerRequest.streaming);
+  add('throughput ratio gateway/direct, blocking, c=64', percent(d.c64.blocking.throughputRatio), '%', '>=', 50, percent(d.c64.proxy.blocking.throughputRatio));
+  add('throughput ratio gateway/direct, streaming, c=64', percent(d.c64.streaming.throughputRatio), '%', '>=', 50, percent(d.c64.proxy.streaming.throughputRatio));
   const mem = results.memory;
   add(`memory per open stream (${mem.streamsOpen}/${mem.streamsRequested} open)`, mem.streamsOpen === mem.streamsRequested ? mem.kibPerOpenStream : null, 'KB', '<=', 40);
   add(`max event-loop stall, opening + aborting ${mem.streamsRequested} streams`, mem.eventLoopDelayMs.max, 'ms', '<=', 20);
@@ -407,13 +430,13 @@ function printTables(results) {
   const rows = [];
   for (const c of ['c1', 'c64']) {
     const r = results.runs[c];
-    for (const name of ['directBlocking', 'gatewayBlocking', 'directStreaming', 'gatewayStreaming']) {
+    for (const name of LOAD_RUNS) {
       const x = r[name];
       rows.push([name, String(x.connections), fmt(x.latencyMs.p50), fmt(x.latencyMs.p99), fmt(x.rps, 0), String(x.requests), x.gatewayCpuUsPerRequest === null ? '' : fmt(x.gatewayCpuUsPerRequest, 0), fmt(x.simulatorCpuUsPerRequest, 0), String(x.non2xx + x.errors)]);
     }
   }
   log('\nLoad runs (latency in ms, CPU in µs per request)');
-  table(['run', 'conc', 'p50', 'p99', 'req/s', 'requests', 'gw CPU', 'sim CPU', 'errors'], rows);
+  table(['run', 'conc', 'p50', 'p99', 'req/s', 'requests', 'gw/proxy CPU', 'sim CPU', 'errors'], rows);
 
   const drows = [];
   for (const c of ['c1', 'c64']) {
@@ -421,17 +444,19 @@ function printTables(results) {
     drows.push([`blocking (vs direct blocking)`, c.slice(1), fmt(d.blocking.addedP50Ms), fmt(d.blocking.addedP99Ms), `${fmt(d.blocking.throughputRatio * 100, 1)} %`]);
     drows.push([`blocking (vs direct streaming, ref.)`, c.slice(1), fmt(d.blockingVsDirectStreaming.addedP50Ms), fmt(d.blockingVsDirectStreaming.addedP99Ms), `${fmt(d.blockingVsDirectStreaming.throughputRatio * 100, 1)} %`]);
     drows.push([`streaming (vs direct streaming)`, c.slice(1), fmt(d.streaming.addedP50Ms), fmt(d.streaming.addedP99Ms), `${fmt(d.streaming.throughputRatio * 100, 1)} %`]);
+    drows.push([`bare proxy, blocking (floor)`, c.slice(1), fmt(d.proxy.blocking.addedP50Ms), fmt(d.proxy.blocking.addedP99Ms), `${fmt(d.proxy.blocking.throughputRatio * 100, 1)} %`]);
+    drows.push([`bare proxy, streaming (floor)`, c.slice(1), fmt(d.proxy.streaming.addedP50Ms), fmt(d.proxy.streaming.addedP99Ms), `${fmt(d.proxy.streaming.throughputRatio * 100, 1)} %`]);
   }
   log('\nGateway minus direct');
   table(['pair', 'conc', 'added p50 ms', 'added p99 ms', 'throughput gw/direct'], drows);
 
   const tt = results.ttfb;
-  log(`\nTTFB (streaming, c=1, n=${tt.n} each): direct ${fmt(tt.directMedianMs)} ms, gateway ${fmt(tt.gatewayMedianMs)} ms, added ${fmt(tt.addedMedianMs)} ms (medians)`);
+  log(`\nTTFB (streaming, c=1, n=${tt.n} each): direct ${fmt(tt.directMedianMs)} ms, gateway ${fmt(tt.gatewayMedianMs)} ms, added ${fmt(tt.addedMedianMs)} ms; bare proxy ${fmt(tt.proxyMedianMs)} ms, added ${fmt(tt.proxyAddedMedianMs)} ms (medians)`);
   const m = results.memory;
   log(`Memory: ${m.streamsOpen}/${m.streamsRequested} open streams; gateway RSS ${m.gatewayRssKiB.before} → ${m.gatewayRssKiB.during} KiB (after abort: ${m.gatewayRssKiB.afterAbort2s} KiB at 2 s, ${m.gatewayRssKiB.afterAbort7s} KiB at 7 s, ${m.gatewayRssKiB.afterTraffic} KiB after 3,000 more requests) = ${fmt(m.kibPerOpenStream, 1)} KiB per stream; simulator saw ${m.simulator.abortsSeen} aborts`);
 
   log('\nTargets');
-  table(['target', 'value', 'goal', 'result'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result]));
+  table(['target', 'value', 'goal', 'result', 'bare proxy'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result, x.floor === null ? '' : `${x.floor} ${x.unit}`]));
 }
 
 function table(header, rows) {

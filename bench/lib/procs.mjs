@@ -130,6 +130,31 @@ export async function startGatewayChild({ port, upstream, dataDir, configFile, e
   return { child, pid: child.pid, url, logTail: () => entry.tail };
 }
 
+/**
+ * The bare pass-through proxy (bench/lib/bare-proxy.mjs) in front of `upstreamOrigin`: the floor
+ * the gateway's figures are read against. Resolves once it listens.
+ */
+export async function startBareProxyChild(upstreamOrigin) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-proxy.mjs', import.meta.url)), upstreamOrigin], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const entry = track(child, 'bare proxy');
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bare proxy did not start within 10 s\n${entry.tail}`)), 10_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`bare proxy exited early (code ${code})\n${entry.tail}`));
+    });
+    child.stdout.on('data', function onData() {
+      const match = /"port":(\d+)/.exec(entry.tail);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        resolve(Number(match[1]));
+      }
+    });
+  });
+  return { child, pid: child.pid, url: `http://127.0.0.1:${port}` };
+}
+
 /** SIGTERM every child we started, wait up to 3 s each, then SIGKILL the stragglers. */
 export async function stopAll() {
   const waits = [];

@@ -5,7 +5,7 @@ import { Errors, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
 import type { Item, TextConfig } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
-import type { GatewayCallRecord } from '../store/store.js';
+import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
 import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
@@ -22,19 +22,16 @@ import type { EngineContext } from './context.js';
 export async function prepareTurn(ctx: EngineContext, body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
   const request = parseCreateRequest(body);
   const tenant = options.tenant ?? DEFAULT_TENANT;
-  const history: Item[] = [];
+  let history: Item[] = [];
   /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
-  const heldRecords: GatewayCallRecord[] = [];
+  let heldRecords: GatewayCallRecord[] = [];
   if (request.previousResponseId !== null) {
     const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await ctx.store.chain(request.previousResponseId));
     // another tenant's response does not exist for this one
     if (!chain || (chain.at(-1)!.owner ?? DEFAULT_TENANT) !== tenant) {
       throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
     }
-    for (const record of chain) {
-      history.push(...record.inputItems, ...record.response.output);
-      if (record.callRecords) heldRecords.push(...record.callRecords);
-    }
+    ({ history, heldRecords } = chainHistory(chain));
   }
   let conversationLease: string | undefined;
   if (request.conversationId !== null) {
@@ -139,6 +136,27 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
     approvedCalls,
     ...(autoCompaction ? { autoCompaction } : {}),
   };
+}
+
+/** A held chain's items and records, flattened once (the chain cache hands the same array every turn). */
+const flattenedChains = new WeakMap<readonly StoredResponse[], { items: readonly Item[]; records: readonly GatewayCallRecord[] }>();
+
+/** The history a chain makes (its records' input and output, in order), as the caller's own arrays. */
+function chainHistory(chain: readonly StoredResponse[]): { history: Item[]; heldRecords: GatewayCallRecord[] } {
+  let flat = flattenedChains.get(chain);
+  if (flat === undefined) {
+    const items: Item[] = [];
+    const records: GatewayCallRecord[] = [];
+    for (const record of chain) {
+      for (const item of record.inputItems) items.push(item);
+      for (const item of record.response.output) items.push(item);
+      if (record.callRecords) for (const callRecord of record.callRecords) records.push(callRecord);
+    }
+    flat = { items, records };
+    // only a held chain (frozen records, never changed) comes again as the same array
+    if (Object.isFrozen(chain.at(-1))) flattenedChains.set(chain, flat);
+  }
+  return { history: flat.items.slice(), heldRecords: flat.records.slice() };
 }
 
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */

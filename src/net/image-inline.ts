@@ -122,12 +122,19 @@ type ImagePart = { type: 'image'; url: string; detail?: string };
 /** The image parts whose URL is fetched over the network (not `data:`), with the index of their item. */
 function remoteImageParts(items: readonly ModelItem[]): Array<{ index: number; part: ImagePart }> {
   const parts: Array<{ index: number; part: ImagePart }> = [];
-  items.forEach((item, index) => {
-    if (item.type !== 'message') return;
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    if (item.type !== 'message' || withoutRemoteImages.has(item)) continue;
+    const before = parts.length;
     for (const part of item.content) if (part.type === 'image' && !part.url.startsWith('data:')) parts.push({ index, part });
-  });
+    // shared history (frozen, the same objects every turn) is looked at once
+    if (parts.length === before && Object.isFrozen(item)) withoutRemoteImages.add(item);
+  }
   return parts;
 }
+
+/** Frozen model items known to hold no image fetched over the network. */
+const withoutRemoteImages = new WeakSet<ModelItem>();
 
 class ImageTooLarge extends Error {}
 

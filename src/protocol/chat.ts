@@ -2,15 +2,12 @@
  * Chat Completions wire types (gateway → upstream) and the codecs between them and the neutral
  * model types. Reference: docs/reference/chat-completions-upstream.md.
  */
-import type { FinishReason, GrammarField, ModelGrammar, ModelItem, ModelPart, ModelRequest, RawEvent } from './model.js';
+import type { FinishReason, GrammarField, ModelGrammar, ModelRequest, RawEvent } from './model.js';
+import { encodeChatMessages, type ChatMessage, type ReasoningReplay } from './chat-messages.js';
 
-export interface ChatToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
+export { encodeChatMessages };
+export type { ChatMessage, ChatToolCall, ReasoningReplay } from './chat-messages.js';
 
-export type ChatMessage =
-  | { role: 'system' | 'developer'; content: string }
-  | { role: 'user'; content: string | Array<{ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } }> }
-  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; reasoning?: string; reasoning_content?: string }
-  | { role: 'tool'; tool_call_id: string; content: string };
 
 export interface ChatRequest {
   model: string;
@@ -65,7 +62,6 @@ export interface ChatChunk {
   error?: { message?: string; code?: unknown; type?: string } | string;
 }
 
-export type ReasoningReplay = 'none' | 'reasoning' | 'reasoning_content';
 
 /** Encode a neutral model request as a streaming Chat Completions request. */
 export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningReplay = 'none', grammarField?: GrammarField): ChatRequest {
@@ -105,144 +101,6 @@ export function encodeChatRequest(req: ModelRequest, reasoningReplay: ReasoningR
 export function grammarFields(grammar: ModelGrammar, field: GrammarField): Record<string, unknown> {
   const key = grammar.syntax === 'lark' ? 'grammar' : 'regex';
   return field === 'structured_outputs' ? { structured_outputs: { [key]: grammar.definition } } : { [`guided_${key}`]: grammar.definition };
-}
-
-/** Text parts joined with newlines, as vLLM flattens list content for string-format templates. */
-function textOf(parts: ReadonlyArray<{ type: string; text?: string }>): string {
-  let out = '';
-  for (const part of parts) {
-    if (part.type !== 'text') continue;
-    out = out.length === 0 ? part.text! : `${out}\n${part.text}`;
-  }
-  return out;
-}
-
-/**
- * Items → messages. Leading system/developer text is merged into one system message (many chat
- * templates accept only one); consecutive calls of one assistant turn become one assistant
- * message with `tool_calls`, each output a `tool` message paired by `call_id`.
- */
-export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  /** The items each message was made from (parallel to `messages`). */
-  const sources: ModelItem[][] = [];
-  const push = (message: ChatMessage, from: ModelItem[]): void => {
-    messages.push(message);
-    sources.push(from);
-  };
-  let leadingSystem: { texts: string[]; from: ModelItem[] } | null = { texts: [], from: [] };
-  let pendingReasoning: { text: string; from: ModelItem[] } | undefined;
-  /** The assistant message later calls of the same turn join (its index in `messages`). */
-  let openAssistant = -1;
-  const assistant = (content: string | null, from: ModelItem): void => {
-    const message: AssistantMessage = { role: 'assistant', content };
-    const made = [from];
-    if (pendingReasoning !== undefined && reasoningReplay !== 'none') {
-      message[reasoningReplay] = pendingReasoning.text;
-      made.unshift(...pendingReasoning.from);
-    }
-    pendingReasoning = undefined;
-    push(message, made);
-    openAssistant = messages.length - 1;
-  };
-
-  for (const item of items) {
-    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) {
-      const text = textOf(item.content);
-      if (leadingSystem !== null) {
-        leadingSystem.texts.push(text);
-        leadingSystem.from.push(item);
-      } else {
-        push({ role: 'system', content: text }, [item]);
-      }
-      openAssistant = -1;
-      continue;
-    }
-    if (leadingSystem !== null) {
-      if (leadingSystem.texts.length > 0) push({ role: 'system', content: leadingSystem.texts.join('\n\n') }, leadingSystem.from);
-      leadingSystem = null;
-    }
-    switch (item.type) {
-      case 'message':
-        if (item.role === 'assistant') {
-          assistant(textOf(item.content), item);
-        } else {
-          openAssistant = -1;
-          push(userMessage(item.content), [item]);
-        }
-        break;
-      case 'reasoning':
-        pendingReasoning = pendingReasoning === undefined ? { text: item.text, from: [item] } : { text: pendingReasoning.text + item.text, from: [...pendingReasoning.from, item] };
-        break;
-      case 'function_call': {
-        if (openAssistant === -1) assistant(null, item);
-        else sources[openAssistant].push(item);
-        const message = messages[openAssistant] as AssistantMessage;
-        (message.tool_calls ??= []).push({ id: item.callId, type: 'function', function: { name: item.name, arguments: item.arguments } });
-        break;
-      }
-      case 'function_call_output':
-        push({ role: 'tool', tool_call_id: item.callId, content: item.output }, [item]);
-        // outputs close the assistant turn: a later call starts a new assistant message
-        openAssistant = -1;
-        break;
-    }
-  }
-  if (leadingSystem !== null && leadingSystem.texts.length > 0) push({ role: 'system', content: leadingSystem.texts.join('\n\n') }, leadingSystem.from);
-  for (let i = 0; i < messages.length; i++) messages[i] = shared(messages[i], sources[i], reasoningReplay);
-  orderToolResults(messages);
-  return messages;
-}
-
-type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
-
-function userMessage(content: readonly ModelPart[]): ChatMessage {
-  const hasImage = content.some((p) => p.type === 'image');
-  return {
-    role: 'user',
-    content: hasImage
-      ? content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } }))
-      : textOf(content),
-  };
-}
-
-/** A message made only from shared items, by its first item (see `shared`). */
-const kept = new WeakMap<ModelItem, { from: readonly ModelItem[]; replay: ReasoningReplay; message: ChatMessage }>();
-
-/**
- * Frozen model items are shared history: the engine converts a stored chain once and hands the
- * same objects every turn. A message made only from such items is kept (frozen) and is the same
- * object whenever the same items make it again, so the transport can keep its bytes
- * (`upstream/chat-body.ts`) and a long chain is not serialised again on every turn.
- */
-function shared(message: ChatMessage, from: readonly ModelItem[], replay: ReasoningReplay): ChatMessage {
-  if (from.length === 0 || !from.every((item) => Object.isFrozen(item))) return message;
-  const before = kept.get(from[0]);
-  if (before !== undefined && before.replay === replay && before.from.length === from.length && before.from.every((item, i) => item === from[i])) return before.message;
-  if (Array.isArray(message.content)) for (const part of message.content) Object.freeze(part);
-  Object.freeze(message.content);
-  if (message.role === 'assistant' && message.tool_calls) for (const call of message.tool_calls) Object.freeze(Object.freeze(call).function);
-  Object.freeze((message as AssistantMessage).tool_calls);
-  kept.set(from[0], { from, replay, message: Object.freeze(message) });
-  return message;
-}
-
-/**
- * Tool results directly after an assistant message follow its `tool_calls` order: some chat
- * templates pair calls and results by position, while Responses clients may answer in any order.
- */
-function orderToolResults(messages: ChatMessage[]): void {
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i];
-    if (message.role !== 'assistant' || !message.tool_calls) continue;
-    let end = i + 1;
-    while (end < messages.length && messages[end].role === 'tool') end++;
-    if (end - (i + 1) < 2) continue;
-    const order = new Map(message.tool_calls.map((call, index) => [call.id, index]));
-    const results = messages.slice(i + 1, end) as Array<Extract<ChatMessage, { role: 'tool' }>>;
-    results.sort((a, b) => (order.get(a.tool_call_id) ?? order.size) - (order.get(b.tool_call_id) ?? order.size));
-    messages.splice(i + 1, results.length, ...results);
-  }
 }
 
 const FINISH_REASONS: Record<string, FinishReason> = {

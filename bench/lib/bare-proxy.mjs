@@ -1,0 +1,41 @@
+// The floor a gateway is measured against: the leanest pass-through proxy Node.js and undici
+// allow. node:http receives the request, undici's dispatch API (no stream objects, as the
+// gateway's own upstream transport) forwards its body unchanged to the upstream, and each
+// response chunk is written to the client as it arrives. No parsing, no translation, no state.
+// Usage: node bench/lib/bare-proxy.mjs <upstream origin>  (prints {"port": N} once listening)
+import http from 'node:http';
+import { Pool } from 'undici';
+
+const upstream = process.argv[2];
+const pool = new Pool(upstream, { connections: null, pipelining: 1, keepAliveTimeout: 30_000 });
+
+const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    pool.dispatch(
+      { path: req.url, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body },
+      {
+        onRequestStart() {},
+        onResponseStart(_controller, status, headers) {
+          res.writeHead(status, { 'content-type': headers['content-type'] ?? 'application/json' });
+        },
+        onResponseData(_controller, chunk) {
+          res.write(chunk);
+        },
+        onResponseEnd() {
+          res.end();
+        },
+        onResponseError(_controller, err) {
+          if (!res.headersSent) res.writeHead(502);
+          res.end(String(err));
+        },
+      },
+    );
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: server.address().port })));
+const stop = () => server.close(() => pool.close().then(() => process.exit(0)));
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,235 @@
+/**
+ * Model items → Chat Completions `messages` (the request side of the chat dialect,
+ * `protocol/chat.ts`), with the shared history of a long conversation encoded once.
+ */
+import type { ModelItem, ModelPart } from './model.js';
+
+export interface ChatToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string }
+  | { role: 'user'; content: string | Array<{ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } }> }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; reasoning?: string; reasoning_content?: string }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Where an assistant message carries the reasoning that came before it, if anywhere (`upstream.reasoningReplay`). */
+export type ReasoningReplay = 'none' | 'reasoning' | 'reasoning_content';
+
+/** Text parts joined with newlines, as vLLM flattens list content for string-format templates. */
+function textOf(parts: ReadonlyArray<{ type: string; text?: string }>): string {
+  let out = '';
+  for (const part of parts) {
+    if (part.type !== 'text') continue;
+    out = out.length === 0 ? part.text! : `${out}\n${part.text}`;
+  }
+  return out;
+}
+
+/**
+ * Items → messages. Leading system/developer text is merged into one system message (many chat
+ * templates accept only one); consecutive calls of one assistant turn become one assistant
+ * message with `tool_calls`, each output a `tool` message paired by `call_id`.
+ *
+ * A conversation's shared history (the frozen items the engine hands every turn, see `shared`)
+ * is encoded once: its messages are kept by the history's last item (`prefixMessages`), so a
+ * turn continued from a long `previous_response_id` chain encodes only what is new (issue 16).
+ */
+export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): ChatMessage[] {
+  const frozen = frozenPrefixLength(items);
+  if (frozen >= MIN_KEPT_PREFIX && startsAfresh(items[frozen])) {
+    const prefix = prefixMessages(items, frozen, reasoningReplay);
+    if (prefix !== undefined) {
+      if (frozen === items.length) return prefix.slice();
+      return prefix.concat(encodeRun(items.slice(frozen), reasoningReplay).messages);
+    }
+  }
+  return encodeRun(items, reasoningReplay).messages;
+}
+
+/** Below this many shared items, encoding them again is cheaper than keeping their messages. */
+const MIN_KEPT_PREFIX = 16;
+/** How far back from the shared history's end a kept prefix is looked for (the items of a few turns). */
+const MAX_PREFIX_LOOKBACK = 64;
+
+/** The messages of a run of shared items, by the run's last item (one per line of conversation). */
+interface KeptPrefix {
+  items: readonly ModelItem[];
+  replay: ReasoningReplay;
+  messages: readonly ChatMessage[];
+}
+const keptPrefixes = new WeakMap<ModelItem, KeptPrefix>();
+
+function frozenPrefixLength(items: readonly ModelItem[]): number {
+  let n = 0;
+  while (n < items.length && Object.isFrozen(items[n])) n++;
+  return n;
+}
+
+/**
+ * Whether the messages of the items before `next` are the same whatever follows: a user or
+ * assistant message starts a message of its own, joins nothing before it and, unlike a system
+ * message, is never merged with leading system text. A call (which joins the assistant message
+ * before it) or a tool result (ordered with the results before it) is not.
+ */
+function startsAfresh(next: ModelItem | undefined): boolean {
+  return next === undefined || (next.type === 'message' && (next.role === 'user' || next.role === 'assistant'));
+}
+
+/**
+ * The messages of `items[0, end)` (all shared), from a kept prefix when there is one: the same
+ * prefix (another turn continued from the same response), or a shorter one extended by the
+ * items after it (the next turn of the same conversation), which then replaces it. Undefined when
+ * the items do not end cleanly (a reasoning item waiting for its assistant message, leading
+ * system text still open): the caller encodes everything.
+ */
+function prefixMessages(items: readonly ModelItem[], end: number, replay: ReasoningReplay): readonly ChatMessage[] | undefined {
+  for (let last = end - 1; last >= Math.max(0, end - 1 - MAX_PREFIX_LOOKBACK); last--) {
+    const kept = keptPrefixes.get(items[last]);
+    if (kept === undefined || kept.replay !== replay || kept.items.length !== last + 1 || !samePrefix(items, kept.items)) continue;
+    if (last === end - 1) return kept.messages;
+    if (!startsAfresh(items[last + 1])) break;
+    const rest = encodeRun(items.slice(last + 1, end), replay);
+    if (!rest.clean) return undefined;
+    keptPrefixes.delete(items[last]);
+    return keep(items, end, replay, kept.messages.concat(rest.messages));
+  }
+  const run = encodeRun(items.slice(0, end), replay);
+  return run.clean ? keep(items, end, replay, run.messages) : undefined;
+}
+
+function keep(items: readonly ModelItem[], end: number, replay: ReasoningReplay, messages: ChatMessage[]): readonly ChatMessage[] {
+  Object.freeze(messages);
+  keptPrefixes.set(items[end - 1], { items: items.slice(0, end), replay, messages });
+  return messages;
+}
+
+function samePrefix(items: readonly ModelItem[], prefix: readonly ModelItem[]): boolean {
+  for (let i = prefix.length - 1; i >= 0; i--) if (items[i] !== prefix[i]) return false;
+  return true;
+}
+
+/** The encoding itself; `clean`: nothing at the end waits for what may follow (see `prefixMessages`). */
+function encodeRun(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): { messages: ChatMessage[]; clean: boolean } {
+  const messages: ChatMessage[] = [];
+  /** The items each message was made from (parallel to `messages`). */
+  const sources: ModelItem[][] = [];
+  const push = (message: ChatMessage, from: ModelItem[]): void => {
+    messages.push(message);
+    sources.push(from);
+  };
+  let leadingSystem: { texts: string[]; from: ModelItem[] } | null = { texts: [], from: [] };
+  let pendingReasoning: { text: string; from: ModelItem[] } | undefined;
+  /** The assistant message later calls of the same turn join (its index in `messages`). */
+  let openAssistant = -1;
+  const assistant = (content: string | null, from: ModelItem): void => {
+    const message: AssistantMessage = { role: 'assistant', content };
+    const made = [from];
+    if (pendingReasoning !== undefined && reasoningReplay !== 'none') {
+      message[reasoningReplay] = pendingReasoning.text;
+      made.unshift(...pendingReasoning.from);
+    }
+    pendingReasoning = undefined;
+    push(message, made);
+    openAssistant = messages.length - 1;
+  };
+
+  for (const item of items) {
+    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) {
+      const text = textOf(item.content);
+      if (leadingSystem !== null) {
+        leadingSystem.texts.push(text);
+        leadingSystem.from.push(item);
+      } else {
+        push({ role: 'system', content: text }, [item]);
+      }
+      openAssistant = -1;
+      continue;
+    }
+    if (leadingSystem !== null) {
+      if (leadingSystem.texts.length > 0) push({ role: 'system', content: leadingSystem.texts.join('\n\n') }, leadingSystem.from);
+      leadingSystem = null;
+    }
+    switch (item.type) {
+      case 'message':
+        if (item.role === 'assistant') {
+          assistant(textOf(item.content), item);
+        } else {
+          openAssistant = -1;
+          push(userMessage(item.content), [item]);
+        }
+        break;
+      case 'reasoning':
+        pendingReasoning = pendingReasoning === undefined ? { text: item.text, from: [item] } : { text: pendingReasoning.text + item.text, from: [...pendingReasoning.from, item] };
+        break;
+      case 'function_call': {
+        if (openAssistant === -1) assistant(null, item);
+        else sources[openAssistant].push(item);
+        const message = messages[openAssistant] as AssistantMessage;
+        (message.tool_calls ??= []).push({ id: item.callId, type: 'function', function: { name: item.name, arguments: item.arguments } });
+        break;
+      }
+      case 'function_call_output':
+        push({ role: 'tool', tool_call_id: item.callId, content: item.output }, [item]);
+        // outputs close the assistant turn: a later call starts a new assistant message
+        openAssistant = -1;
+        break;
+    }
+  }
+  const clean = leadingSystem === null && pendingReasoning === undefined;
+  if (leadingSystem !== null && leadingSystem.texts.length > 0) push({ role: 'system', content: leadingSystem.texts.join('\n\n') }, leadingSystem.from);
+  for (let i = 0; i < messages.length; i++) messages[i] = shared(messages[i], sources[i], reasoningReplay);
+  orderToolResults(messages);
+  return { messages, clean };
+}
+
+type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+
+function userMessage(content: readonly ModelPart[]): ChatMessage {
+  const hasImage = content.some((p) => p.type === 'image');
+  return {
+    role: 'user',
+    content: hasImage
+      ? content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } }))
+      : textOf(content),
+  };
+}
+
+/** A message made only from shared items, by its first item (see `shared`). */
+const kept = new WeakMap<ModelItem, { from: readonly ModelItem[]; replay: ReasoningReplay; message: ChatMessage }>();
+
+/**
+ * Frozen model items are shared history: the engine converts a stored chain once and hands the
+ * same objects every turn. A message made only from such items is kept (frozen) and is the same
+ * object whenever the same items make it again, so the transport can keep its bytes
+ * (`upstream/chat-body.ts`) and a long chain is not serialised again on every turn.
+ */
+function shared(message: ChatMessage, from: readonly ModelItem[], replay: ReasoningReplay): ChatMessage {
+  if (from.length === 0 || !from.every((item) => Object.isFrozen(item))) return message;
+  const before = kept.get(from[0]);
+  if (before !== undefined && before.replay === replay && before.from.length === from.length && before.from.every((item, i) => item === from[i])) return before.message;
+  if (Array.isArray(message.content)) for (const part of message.content) Object.freeze(part);
+  Object.freeze(message.content);
+  if (message.role === 'assistant' && message.tool_calls) for (const call of message.tool_calls) Object.freeze(Object.freeze(call).function);
+  Object.freeze((message as AssistantMessage).tool_calls);
+  kept.set(from[0], { from, replay, message: Object.freeze(message) });
+  return message;
+}
+
+/**
+ * Tool results directly after an assistant message follow its `tool_calls` order: some chat
+ * templates pair calls and results by position, while Responses clients may answer in any order.
+ */
+function orderToolResults(messages: ChatMessage[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (message.role !== 'assistant' || !message.tool_calls) continue;
+    let end = i + 1;
+    while (end < messages.length && messages[end].role === 'tool') end++;
+    if (end - (i + 1) < 2) continue;
+    const order = new Map(message.tool_calls.map((call, index) => [call.id, index]));
+    const results = messages.slice(i + 1, end) as Array<Extract<ChatMessage, { role: 'tool' }>>;
+    results.sort((a, b) => (order.get(a.tool_call_id) ?? order.size) - (order.get(b.tool_call_id) ?? order.size));
+    messages.splice(i + 1, results.length, ...results);
+  }
+}
+

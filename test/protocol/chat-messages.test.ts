@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { encodeChatMessages } from '../../src/protocol/chat.js';
+import type { ModelItem } from '../../src/protocol/model.js';
+import { deepFreeze } from '../../src/util/freeze.js';
+
+// The shared history of a conversation reaches the encoder as the same frozen items turn after
+// turn (engine/conversation.ts); its messages are kept and only what is new is encoded. These
+// tests check that the kept path gives exactly what encoding everything afresh gives.
+
+/** A small deterministic generator (tests must replay the same conversations). */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const text = (t: string) => [{ type: 'text' as const, text: t }];
+
+/** One turn's items: an input and the model's output, in the shapes the engine produces. */
+function turnItems(next: () => number, turn: number): { input: ModelItem[]; output: ModelItem[] } {
+  const pick = <T,>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
+  const input: ModelItem[] = [];
+  const kind = pick(['user', 'user', 'user', 'developer', 'outputs', 'system+user']);
+  if (kind === 'developer') input.push({ type: 'message', role: 'developer', content: text(`rule ${turn}`) });
+  if (kind === 'system+user') input.push({ type: 'message', role: 'system', content: text(`sys ${turn}`) });
+  if (kind === 'outputs') {
+    // answers to calls of the turn before, in any order
+    for (let i = pick([1, 2, 3]); i > 0; i--) input.push({ type: 'function_call_output', callId: `call_${turn - 1}_${i}`, output: `out ${i}` });
+  }
+  if (kind !== 'outputs' || next() < 0.5) input.push({ type: 'message', role: 'user', content: text(`question ${turn}`) });
+  const output: ModelItem[] = [];
+  if (next() < 0.4) output.push({ type: 'reasoning', text: `thinking ${turn}` });
+  if (next() < 0.6) output.push({ type: 'message', role: 'assistant', content: text(`answer ${turn}`) });
+  const calls = pick([0, 0, 1, 2, 3]);
+  for (let i = 1; i <= calls; i++) output.push({ type: 'function_call', callId: `call_${turn}_${i}`, name: `tool_${i}`, arguments: `{"n":${i}}` });
+  if (next() < 0.2) output.push({ type: 'reasoning', text: `trailing ${turn}` });
+  return { input, output };
+}
+
+/** Encoding with nothing kept: the same items, unfrozen. */
+const afresh = (items: readonly ModelItem[], replay: 'none' | 'reasoning') => encodeChatMessages(structuredClone(items) as ModelItem[], replay);
+
+describe('encodeChatMessages with a kept shared history', () => {
+  it('gives exactly the fresh encoding over long conversations, continued and forked', () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const next = random(seed);
+      const replay = seed % 2 === 0 ? 'reasoning' : 'none';
+      // histories by turn: a fork continues from an older one, as previous_response_id allows
+      const histories: ModelItem[][] = [[deepFreeze({ type: 'message', role: 'system', content: text('You are terse.') }) as ModelItem]];
+      for (let turn = 1; turn <= 60; turn++) {
+        const from = next() < 0.2 ? histories[Math.floor(next() * histories.length)] : histories[histories.length - 1];
+        const { input, output } = turnItems(next, turn);
+        const items = [...from, ...input];
+        expect(JSON.stringify(encodeChatMessages(items, replay)), `seed ${seed}, turn ${turn}`).toBe(JSON.stringify(afresh(items, replay)));
+        // the same turn asked again (a retry, another client on the same response)
+        expect(JSON.stringify(encodeChatMessages(items, replay))).toBe(JSON.stringify(afresh(items, replay)));
+        // stored: the next turn sees this one's input and output as frozen history
+        histories.push([...from, ...[...input, ...output].map((item) => deepFreeze(structuredClone(item)) as ModelItem)]);
+      }
+    }
+  });
+
+  it('encodes only the new items of a continued turn and returns the kept messages of the history', () => {
+    const history: ModelItem[] = [];
+    for (let turn = 0; turn < 40; turn++) {
+      history.push(deepFreeze({ type: 'message', role: 'user', content: text(`q${turn}`) }) as ModelItem);
+      history.push(deepFreeze({ type: 'message', role: 'assistant', content: text(`a${turn}`) }) as ModelItem);
+    }
+    const first = encodeChatMessages([...history, { type: 'message', role: 'user', content: text('next') }], 'none');
+    const second = encodeChatMessages([...history, { type: 'message', role: 'user', content: text('other') }], 'none');
+    expect(second).toHaveLength(81);
+    // the history's messages are the same objects: the transport keeps their bytes
+    for (let i = 0; i < 80; i++) expect(second[i]).toBe(first[i]);
+    expect(second[80]).toEqual({ role: 'user', content: 'other' });
+    // the result is the caller's own array
+    expect(Object.isFrozen(second)).toBe(false);
+  });
+
+  it('does not reuse a history whose last assistant message a new call would join', () => {
+    const history: ModelItem[] = [];
+    for (let turn = 0; turn < 20; turn++) {
+      history.push(deepFreeze({ type: 'message', role: 'user', content: text(`q${turn}`) }) as ModelItem);
+      history.push(deepFreeze({ type: 'message', role: 'assistant', content: text(`a${turn}`) }) as ModelItem);
+    }
+    encodeChatMessages([...history, { type: 'message', role: 'user', content: text('warm') }], 'none');
+    // a call item right after the history belongs to the last assistant message
+    const items: ModelItem[] = [...history, { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', callId: 'c1', output: 'ok' }];
+    const messages = encodeChatMessages(items, 'none');
+    expect(messages.at(-2)).toEqual({ role: 'assistant', content: 'a19', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] });
+    expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, 'none')));
+  });
+});
