@@ -118,7 +118,14 @@ async function run(tmpRoot) {
     const gw2 = await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, 'data2'), configFile, env: eldProbeEnv(eldFile) });
     gw2.eldFile = eldFile;
     log(`\nmemory per open stream (${STREAMS} hanging streams, fresh gateway pid ${gw2.pid}) …`);
-    results.memory = await measureMemory(gw2, sim, STREAMS);
+    results.memory = await measureMemory(gw2, sim, STREAMS, GATEWAY_STREAMS);
+    gw2.child.kill('SIGTERM');
+    // the floor: the same 1,000 streams through a fresh bare proxy, with the same probe
+    const proxyEldFile = join(tmpRoot, 'eld-proxy.json');
+    const proxy2 = await startBareProxyChild(direct, eldProbeEnv(proxyEldFile));
+    proxy2.eldFile = proxyEldFile;
+    log(`\nthe same through a fresh bare proxy (pid ${proxy2.pid}) …`);
+    results.memory.proxy = await measureMemory(proxy2, sim, STREAMS, PROXY_STREAMS);
   }
 
   if (FULL) {
@@ -251,21 +258,33 @@ async function measureTtfb(gwUrl, directUrl, proxyUrl, n) {
 
 // ---------- memory per open stream ----------
 
-async function measureMemory(gw, sim, n) {
+/** What the memory test sends to a gateway, and the same to the bare proxy (the direct API). */
+const GATEWAY_STREAMS = {
+  path: '/v1/responses',
+  hanging: JSON.stringify({ model: MODEL, input: HANG_SCRIPT, stream: true, store: false }),
+  ordinary: JSON.stringify(BODIES.gatewayStreaming),
+};
+const PROXY_STREAMS = {
+  path: '/v1/chat/completions',
+  hanging: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: HANG_SCRIPT }], stream: true }),
+  ordinary: JSON.stringify(BODIES.directStreaming),
+};
+
+async function measureMemory(gw, sim, n, shape) {
   const pool = new Pool(gw.url, { connections: n + 16, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 0 });
-  const body = JSON.stringify({ model: MODEL, input: HANG_SCRIPT, stream: true, store: false });
+  const body = shape.hanging;
   const controllers = [];
   const opened = [];
   try {
     // warm the fresh gateway: ordinary streams, then a few hanging ones opened and aborted
     const warm = new Pool(gw.url, { connections: 1 });
     for (let i = 0; i < 300; i++) {
-      const res = await warm.request({ path: '/v1/responses', method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(BODIES.gatewayStreaming) });
+      const res = await warm.request({ path: shape.path, method: 'POST', headers: JSON_HEADERS, body: shape.ordinary });
       await res.body.text();
     }
     await warm.close();
     const warmControllers = Array.from({ length: 20 }, () => new AbortController());
-    await Promise.all(warmControllers.map((ac) => openUntilFirstEvent(pool, body, ac.signal)));
+    await Promise.all(warmControllers.map((ac) => openUntilFirstEvent(pool, shape.path, body, ac.signal)));
     for (const ac of warmControllers) ac.abort();
     await sleep(1000);
     await readEventLoopDelay(gw.pid, gw.eldFile); // starts the measured window
@@ -275,7 +294,7 @@ async function measureMemory(gw, sim, n) {
     for (let i = 0; i < n; i++) {
       const ac = new AbortController();
       controllers.push(ac);
-      opened.push(openUntilFirstEvent(pool, body, ac.signal));
+      opened.push(openUntilFirstEvent(pool, shape.path, body, ac.signal));
       if (i % 100 === 99) await sleep(20); // gentle on the listen backlog (511)
     }
     let settled = 0;
@@ -303,7 +322,7 @@ async function measureMemory(gw, sim, n) {
     await sleep(5000);
     const rssIdle = rssKiB(gw.pid);
     // V8 does not collect an idle process: some ordinary traffic lets GC run, then read again
-    await ordinaryTraffic(gw.url, 3000, 8);
+    await ordinaryTraffic(gw.url, shape, 3000, 8);
     await sleep(2000);
     const rssAfterTraffic = rssKiB(gw.pid);
     const out = {
@@ -327,7 +346,7 @@ async function measureMemory(gw, sim, n) {
         activeAfterAbort: simAfter.active,
       },
     };
-    log(`   ${ok}/${n} streams open in ${out.secondsToOpenAll}s${timedOut ? ` (TIMED OUT: ${settledBeforeAbort - ok} failed, ${n - settledBeforeAbort} still waiting)` : ''}; gateway RSS ${rssBefore} → ${rssDuring} KiB (after abort: ${rssAfter} at 2 s, ${rssIdle} at 7 s, ${rssAfterTraffic} after 3,000 more requests); ${fmt(out.kibPerOpenStream, 1)} KiB/stream; simulator saw ${out.simulator.abortsSeen} aborts, ${simAfter.active} still active; event-loop delay max ${fmt(out.eventLoopDelayMs.opening.max, 1)} ms opening, ${fmt(out.eventLoopDelayMs.aborting.max, 1)} ms aborting`);
+    log(`   ${ok}/${n} streams open in ${out.secondsToOpenAll}s${timedOut ? ` (TIMED OUT: ${settledBeforeAbort - ok} failed, ${n - settledBeforeAbort} still waiting)` : ''}; RSS ${rssBefore} → ${rssDuring} KiB (after abort: ${rssAfter} at 2 s, ${rssIdle} at 7 s, ${rssAfterTraffic} after 3,000 more requests); ${fmt(out.kibPerOpenStream, 1)} KiB/stream; simulator saw ${out.simulator.abortsSeen} aborts, ${simAfter.active} still active; event-loop delay max ${fmt(out.eventLoopDelayMs.opening.max, 1)} ms opening, ${fmt(out.eventLoopDelayMs.aborting.max, 1)} ms aborting`);
     return out;
   } finally {
     for (const ac of controllers) ac.abort();
@@ -336,15 +355,15 @@ async function measureMemory(gw, sim, n) {
 }
 
 /** `total` ordinary streaming requests over `parallel` connections. */
-async function ordinaryTraffic(url, total, parallel) {
+async function ordinaryTraffic(url, shape, total, parallel) {
   const pool = new Pool(url, { connections: parallel });
-  const body = JSON.stringify(BODIES.gatewayStreaming);
+  const body = shape.ordinary;
   let left = total;
   try {
     await Promise.all(
       Array.from({ length: parallel }, async () => {
         while (left-- > 0) {
-          const res = await pool.request({ path: '/v1/responses', method: 'POST', headers: JSON_HEADERS, body });
+          const res = await pool.request({ path: shape.path, method: 'POST', headers: JSON_HEADERS, body });
           await res.body.text();
         }
       }),
@@ -355,8 +374,8 @@ async function ordinaryTraffic(url, total, parallel) {
 }
 
 /** Opens a streaming request and resolves at its first body byte; the body then stays open (until aborted). */
-async function openUntilFirstEvent(pool, body, signal) {
-  const res = await pool.request({ path: '/v1/responses', method: 'POST', headers: JSON_HEADERS, body, signal });
+async function openUntilFirstEvent(pool, path, body, signal) {
+  const res = await pool.request({ path, method: 'POST', headers: JSON_HEADERS, body, signal });
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => {});
     throw new Error(`hanging stream answered ${res.statusCode}`);
@@ -415,8 +434,9 @@ function evaluateTargets(results) {
   add('throughput ratio gateway/direct, blocking, c=64', percent(d.c64.blocking.throughputRatio), '%', '>=', 50, percent(d.c64.proxy.blocking.throughputRatio));
   add('throughput ratio gateway/direct, streaming, c=64', percent(d.c64.streaming.throughputRatio), '%', '>=', 50, percent(d.c64.proxy.streaming.throughputRatio));
   const mem = results.memory;
-  add(`memory per open stream (${mem.streamsOpen}/${mem.streamsRequested} open)`, mem.streamsOpen === mem.streamsRequested ? mem.kibPerOpenStream : null, 'KB', '<=', 40);
-  add(`max event-loop stall, opening + aborting ${mem.streamsRequested} streams`, mem.eventLoopDelayMs.max, 'ms', '<=', 20);
+  const proxyMem = mem.proxy;
+  add(`memory per open stream (${mem.streamsOpen}/${mem.streamsRequested} open)`, mem.streamsOpen === mem.streamsRequested ? mem.kibPerOpenStream : null, 'KB', '<=', 40, proxyMem?.kibPerOpenStream ?? null);
+  add(`max event-loop stall, opening + aborting ${mem.streamsRequested} streams`, mem.eventLoopDelayMs.max, 'ms', '<=', 20, proxyMem?.eventLoopDelayMs.max ?? null);
   return t;
 }
 
@@ -454,6 +474,7 @@ function printTables(results) {
   log(`\nTTFB (streaming, c=1, n=${tt.n} each): direct ${fmt(tt.directMedianMs)} ms, gateway ${fmt(tt.gatewayMedianMs)} ms, added ${fmt(tt.addedMedianMs)} ms; bare proxy ${fmt(tt.proxyMedianMs)} ms, added ${fmt(tt.proxyAddedMedianMs)} ms (medians)`);
   const m = results.memory;
   log(`Memory: ${m.streamsOpen}/${m.streamsRequested} open streams; gateway RSS ${m.gatewayRssKiB.before} → ${m.gatewayRssKiB.during} KiB (after abort: ${m.gatewayRssKiB.afterAbort2s} KiB at 2 s, ${m.gatewayRssKiB.afterAbort7s} KiB at 7 s, ${m.gatewayRssKiB.afterTraffic} KiB after 3,000 more requests) = ${fmt(m.kibPerOpenStream, 1)} KiB per stream; simulator saw ${m.simulator.abortsSeen} aborts`);
+  if (m.proxy) log(`Bare proxy, the same streams: ${m.proxy.streamsOpen}/${m.proxy.streamsRequested} open, ${fmt(m.proxy.kibPerOpenStream, 1)} KiB per stream, event-loop delay max ${fmt(m.proxy.eventLoopDelayMs.opening.max, 1)} ms opening, ${fmt(m.proxy.eventLoopDelayMs.aborting.max, 1)} ms aborting`);
 
   log('\nTargets');
   table(['target', 'value', 'goal', 'result', 'bare proxy'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result, x.floor === null ? '' : `${x.floor} ${x.unit}`]));

@@ -1,7 +1,8 @@
 // The floor a gateway is measured against: the leanest pass-through proxy Node.js and undici
 // allow. node:http receives the request, undici's dispatch API (no stream objects, as the
 // gateway's own upstream transport) forwards its body unchanged to the upstream, and each
-// response chunk is written to the client as it arrives. No parsing, no translation, no state.
+// response chunk is written to the client as it arrives, and a client that leaves aborts its
+// upstream request (as any correct proxy must). No parsing, no translation, no state.
 // Usage: node bench/lib/bare-proxy.mjs <upstream origin>  (prints {"port": N} once listening)
 import http from 'node:http';
 import { Pool } from 'undici';
@@ -14,10 +15,16 @@ const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
     const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    let upstream = null;
+    res.on('close', () => {
+      if (!res.writableFinished) upstream?.abort(new Error('client gone'));
+    });
     pool.dispatch(
       { path: req.url, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body },
       {
-        onRequestStart() {},
+        onRequestStart(controller) {
+          upstream = controller;
+        },
         onResponseStart(_controller, status, headers) {
           res.writeHead(status, { 'content-type': headers['content-type'] ?? 'application/json' });
         },
@@ -28,6 +35,7 @@ const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
           res.end();
         },
         onResponseError(_controller, err) {
+          if (res.destroyed) return;
           if (!res.headersSent) res.writeHead(502);
           res.end(String(err));
         },

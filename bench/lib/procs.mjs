@@ -134,8 +134,8 @@ export async function startGatewayChild({ port, upstream, dataDir, configFile, e
  * The bare pass-through proxy (bench/lib/bare-proxy.mjs) in front of `upstreamOrigin`: the floor
  * the gateway's figures are read against. Resolves once it listens.
  */
-export async function startBareProxyChild(upstreamOrigin) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-proxy.mjs', import.meta.url)), upstreamOrigin], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startBareProxyChild(upstreamOrigin, env = {}) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-proxy.mjs', import.meta.url)), upstreamOrigin], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const entry = track(child, 'bare proxy');
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`bare proxy did not start within 10 s\n${entry.tail}`)), 10_000);

@@ -9,6 +9,15 @@ export interface TerminalState {
 }
 
 /**
+ * The fixed fields of an item's delta events (`"item_id":…,"output_index":…[,"content_index":…],"delta":`)
+ * for `ResponseAccumulator.emitDelta`.
+ */
+export function deltaHead(itemId: string, outputIndex: number, contentIndex?: number): string {
+  const content = contentIndex === undefined ? '' : `,"content_index":${contentIndex}`;
+  return `"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${content},"delta":`;
+}
+
+/**
  * The one accumulator: every change to the response goes through `emit`, which numbers the
  * event, hands it to the sink and applies it to the snapshot. Blocking responses are the same
  * snapshot with no sink — one code path decides what any client sees.
@@ -49,6 +58,17 @@ export class ResponseAccumulator {
       return;
     }
     this.emitSerialized(type, JSON.stringify(payload));
+  }
+
+  /**
+   * A delta event, the most frequent event of a stream (one per token): `head` is the fixed part
+   * of its payload (`deltaHead`), built once per item, so each delta serialises only its text —
+   * the same JSON as `emit(type, {…fields, delta, …tail})`, without an object per token.
+   */
+  emitDelta(type: string, head: string, delta: string, tail = ''): void {
+    const sequence = this.sequence++;
+    if (this.sink === null) return;
+    this.sink(type, `{"type":"${type}","sequence_number":${sequence},${head}${JSON.stringify(delta)}${tail}}`);
   }
 
   /** `payloadJson` is the payload object's JSON (`{…}`); type and sequence number go in front. */

@@ -3,7 +3,7 @@ import { JsonStringFieldDecoder } from '../protocol/json-string-field.js';
 import { ID_PREFIX, type Annotation, type CustomToolCallItem, type FunctionCallItem, type OutputMessageItem, type OutputTextPart, type ReasoningItem, type RefusalPart, type ToolSearchCallItem } from '../protocol/responses.js';
 import { CUSTOM_INPUT_KEY, type RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
-import type { ResponseAccumulator } from './accumulator.js';
+import { deltaHead, type ResponseAccumulator } from './accumulator.js';
 import { scanCitations, scanFileCitations, takeFileCitations, type CitationBook } from './citations.js';
 
 /**
@@ -15,6 +15,8 @@ export class MessageStream {
   private readonly item: OutputMessageItem;
   private readonly outputIndex: number;
   private part: OutputTextPart | RefusalPart | null = null;
+  /** The fixed fields of the open part's delta events. */
+  private partHead = '';
   private citationScan = 0;
   /** Text held back because it may be the start of a file marker cut by a delta boundary. */
   private heldText = '';
@@ -34,8 +36,7 @@ export class MessageStream {
   private appendText(delta: string): void {
     const part = this.part as OutputTextPart;
     part.text += delta;
-    const contentIndex = this.item.content.length - 1;
-    this.acc.emit('response.output_text.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: contentIndex, delta, logprobs: [] });
+    this.acc.emitDelta('response.output_text.delta', this.partHead, delta, ',"logprobs":[]');
     if (this.citations && this.citations.size > 0) {
       const { annotations, next } = scanCitations(part.text, this.citationScan, this.citations);
       this.citationScan = next;
@@ -74,7 +75,7 @@ export class MessageStream {
   pushRefusal(delta: string): void {
     if (this.part?.type !== 'refusal') this.openPart({ type: 'refusal', refusal: '' });
     (this.part as RefusalPart).refusal += delta;
-    this.acc.emit('response.refusal.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1, delta });
+    this.acc.emitDelta('response.refusal.delta', this.partHead, delta);
   }
 
   /** The text as the model will see it in the next round. */
@@ -96,6 +97,7 @@ export class MessageStream {
     // the part object is announced empty, then filled by deltas
     this.item.content.push(part);
     this.part = part;
+    this.partHead = deltaHead(this.item.id, this.outputIndex, this.item.content.length - 1);
     const announced = part.type === 'output_text' ? { type: 'output_text', text: '', annotations: [], logprobs: [] } : { type: 'refusal', refusal: '' };
     this.acc.emit('response.content_part.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1, part: announced });
   }
@@ -121,17 +123,19 @@ export class ReasoningStream {
   private readonly item: ReasoningItem;
   private readonly outputIndex: number;
   private readonly part = { type: 'reasoning_text' as const, text: '' };
+  private readonly head: string;
 
   constructor(private readonly acc: ResponseAccumulator) {
     this.item = { type: 'reasoning', id: newId(ID_PREFIX.reasoning), summary: [], content: [] };
     this.outputIndex = acc.addItem(this.item);
+    this.head = deltaHead(this.item.id, this.outputIndex, 0);
     this.item.content!.push(this.part);
     acc.emit('response.content_part.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: 0, part: { type: 'reasoning_text', text: '' } });
   }
 
   push(delta: string): void {
     this.part.text += delta;
-    this.acc.emit('response.reasoning_text.delta', { item_id: this.item.id, output_index: this.outputIndex, content_index: 0, delta });
+    this.acc.emitDelta('response.reasoning_text.delta', this.head, delta);
   }
 
   toModelItem(): ModelItem {
@@ -150,6 +154,8 @@ export class ReasoningStream {
 export class FunctionCallStream {
   readonly item: FunctionCallItem;
   private readonly outputIndex: number;
+  /** The fixed fields of its delta events. */
+  private readonly head: string;
 
   constructor(private readonly acc: ResponseAccumulator, callId: string, entry: RegistryEntry) {
     this.item = {
@@ -162,11 +168,12 @@ export class FunctionCallStream {
       status: 'in_progress',
     };
     this.outputIndex = acc.addItem(this.item);
+    this.head = deltaHead(this.item.id, this.outputIndex);
   }
 
   push(delta: string): void {
     this.item.arguments += delta;
-    this.acc.emit('response.function_call_arguments.delta', { item_id: this.item.id, output_index: this.outputIndex, delta });
+    this.acc.emitDelta('response.function_call_arguments.delta', this.head, delta);
   }
 
   finish(status: 'completed' | 'incomplete' = 'completed'): void {
@@ -241,7 +248,7 @@ export class CustomToolCallStream {
 
   private emitDelta(delta: string): void {
     this.item.input += delta;
-    this.acc.emit('response.custom_tool_call_input.delta', { item_id: this.item.id, output_index: this.outputIndex, delta });
+    this.acc.emitDelta('response.custom_tool_call_input.delta', deltaHead(this.item.id, this.outputIndex), delta);
   }
 }
 
