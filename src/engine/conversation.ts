@@ -25,7 +25,8 @@ export function toModelItems(items: readonly Item[], registry: ToolRegistry, rec
   const pendingOutputs: ModelItem[] = [];
   let pendingRound: string | undefined;
   const flushOutputs = () => {
-    out.push(...pendingOutputs);
+    if (pendingOutputs.length === 0) return;
+    for (const output of pendingOutputs) out.push(output);
     pendingOutputs.length = 0;
   };
   const answeredApprovals = new Set<string>();
@@ -53,7 +54,8 @@ export function toModelItems(items: readonly Item[], registry: ToolRegistry, rec
       case 'message':
       case 'reasoning':
       case 'compaction':
-        out.push(...convertedOnce(item, engineItemToModel));
+        // a long history walks here once per item per turn: no spread, no array per item
+        for (const modelItem of convertedOnce(item, engineItemToModel)) out.push(modelItem);
         break;
       default: {
         // a tool type's own items (client calls and outputs, approvals) replay through its

@@ -162,7 +162,7 @@ function chainHistory(chain: readonly StoredResponse[]): { history: Item[]; held
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
 async function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
   const records = new Map(held.map((record) => [record.itemId, record]));
-  const wanted = items.filter((item) => !records.has(item.id) && handlerForCallItem(item.type)).map((item) => item.id);
+  const wanted = items.filter((item) => handlerForCallItem(item.type) !== undefined && !records.has(item.id)).map((item) => item.id);
   if (wanted.length > 0) for (const record of await ctx.store.callRecords(wanted, tenant)) records.set(record.itemId, record);
   return records;
 }
