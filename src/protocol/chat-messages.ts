@@ -31,16 +31,23 @@ function textOf(parts: ReadonlyArray<{ type: string; text?: string }>): string {
  * message with `tool_calls`, each output a `tool` message paired by `call_id`.
  *
  * A conversation's shared history (the frozen items the engine hands every turn, see `shared`)
- * is encoded once: its messages are kept by the history's last item (`prefixMessages`), so a
+ * is encoded once: its messages are kept by the history's last item (`historyMessages`), so a
  * turn continued from a long `previous_response_id` chain encodes only what is new (issue 16).
  */
 export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): ChatMessage[] {
-  const frozen = frozenPrefixLength(items);
-  if (frozen >= MIN_KEPT_PREFIX && startsAfresh(items[frozen])) {
-    const prefix = prefixMessages(items, frozen, reasoningReplay);
-    if (prefix !== undefined) {
-      if (frozen === items.length) return prefix.slice();
-      return prefix.concat(encodeRun(items.slice(frozen), reasoningReplay).messages);
+  // the shared history: a run of frozen items, after what the turn puts first (its instructions)
+  let start = 0;
+  while (start < items.length && !Object.isFrozen(items[start])) start++;
+  let end = start;
+  while (end < items.length && Object.isFrozen(items[end])) end++;
+  if (end - start >= MIN_KEPT_PREFIX && (start === 0 || startsAfresh(items[start])) && startsAfresh(items[end])) {
+    // what comes before may leave leading system text open (the history's first message closes
+    // it, alone or not), never a reasoning item waiting for an assistant message
+    const before = start > 0 ? encodeRun(items.slice(0, start), reasoningReplay) : undefined;
+    const history = before === undefined || !before.reasoningPending ? historyMessages(items, start, end, reasoningReplay) : undefined;
+    if (history !== undefined) {
+      const after = end < items.length ? encodeRun(items.slice(end), reasoningReplay).messages : [];
+      return before === undefined ? history.concat(after) : before.messages.concat(history, after);
     }
   }
   return encodeRun(items, reasoningReplay).messages;
@@ -52,18 +59,12 @@ const MIN_KEPT_PREFIX = 16;
 const MAX_PREFIX_LOOKBACK = 64;
 
 /** The messages of a run of shared items, by the run's last item (one per line of conversation). */
-interface KeptPrefix {
+interface KeptHistory {
   items: readonly ModelItem[];
   replay: ReasoningReplay;
   messages: readonly ChatMessage[];
 }
-const keptPrefixes = new WeakMap<ModelItem, KeptPrefix>();
-
-function frozenPrefixLength(items: readonly ModelItem[]): number {
-  let n = 0;
-  while (n < items.length && Object.isFrozen(items[n])) n++;
-  return n;
-}
+const keptHistories = new WeakMap<ModelItem, KeptHistory>();
 
 /**
  * Whether the messages of the items before `next` are the same whatever follows: a user or
@@ -76,40 +77,43 @@ function startsAfresh(next: ModelItem | undefined): boolean {
 }
 
 /**
- * The messages of `items[0, end)` (all shared), from a kept prefix when there is one: the same
- * prefix (another turn continued from the same response), or a shorter one extended by the
+ * The messages of the shared items `items[start, end)`, from a kept run when there is one: the
+ * same run (another turn continued from the same response), or a shorter one extended by the
  * items after it (the next turn of the same conversation), which then replaces it. Undefined when
- * the items do not end cleanly (a reasoning item waiting for its assistant message, leading
- * system text still open): the caller encodes everything.
+ * the items do not end cleanly (a reasoning item waiting for its assistant message, system text
+ * still open): the caller encodes everything.
  */
-function prefixMessages(items: readonly ModelItem[], end: number, replay: ReasoningReplay): readonly ChatMessage[] | undefined {
-  for (let last = end - 1; last >= Math.max(0, end - 1 - MAX_PREFIX_LOOKBACK); last--) {
-    const kept = keptPrefixes.get(items[last]);
-    if (kept === undefined || kept.replay !== replay || kept.items.length !== last + 1 || !samePrefix(items, kept.items)) continue;
+function historyMessages(items: readonly ModelItem[], start: number, end: number, replay: ReasoningReplay): readonly ChatMessage[] | undefined {
+  for (let last = end - 1; last >= Math.max(start, end - 1 - MAX_PREFIX_LOOKBACK); last--) {
+    const kept = keptHistories.get(items[last]);
+    if (kept === undefined || kept.replay !== replay || kept.items.length !== last + 1 - start || !sameItems(items, start, kept.items)) continue;
     if (last === end - 1) return kept.messages;
     if (!startsAfresh(items[last + 1])) break;
     const rest = encodeRun(items.slice(last + 1, end), replay);
     if (!rest.clean) return undefined;
-    keptPrefixes.delete(items[last]);
-    return keep(items, end, replay, kept.messages.concat(rest.messages));
+    keptHistories.delete(items[last]);
+    return keep(items, start, end, replay, kept.messages.concat(rest.messages));
   }
-  const run = encodeRun(items.slice(0, end), replay);
-  return run.clean ? keep(items, end, replay, run.messages) : undefined;
+  const run = encodeRun(items.slice(start, end), replay);
+  return run.clean ? keep(items, start, end, replay, run.messages) : undefined;
 }
 
-function keep(items: readonly ModelItem[], end: number, replay: ReasoningReplay, messages: ChatMessage[]): readonly ChatMessage[] {
+function keep(items: readonly ModelItem[], start: number, end: number, replay: ReasoningReplay, messages: ChatMessage[]): readonly ChatMessage[] {
   Object.freeze(messages);
-  keptPrefixes.set(items[end - 1], { items: items.slice(0, end), replay, messages });
+  keptHistories.set(items[end - 1], { items: items.slice(start, end), replay, messages });
   return messages;
 }
 
-function samePrefix(items: readonly ModelItem[], prefix: readonly ModelItem[]): boolean {
-  for (let i = prefix.length - 1; i >= 0; i--) if (items[i] !== prefix[i]) return false;
+function sameItems(items: readonly ModelItem[], start: number, run: readonly ModelItem[]): boolean {
+  for (let i = run.length - 1; i >= 0; i--) if (items[start + i] !== run[i]) return false;
   return true;
 }
 
-/** The encoding itself; `clean`: nothing at the end waits for what may follow (see `prefixMessages`). */
-function encodeRun(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): { messages: ChatMessage[]; clean: boolean } {
+/**
+ * The encoding itself. `clean`: nothing at the end waits for what may follow (see
+ * `historyMessages`); `reasoningPending`: a reasoning item waits for an assistant message.
+ */
+function encodeRun(items: readonly ModelItem[], reasoningReplay: ReasoningReplay): { messages: ChatMessage[]; clean: boolean; reasoningPending: boolean } {
   const messages: ChatMessage[] = [];
   /** The items each message was made from (parallel to `messages`). */
   const sources: ModelItem[][] = [];
@@ -175,11 +179,12 @@ function encodeRun(items: readonly ModelItem[], reasoningReplay: ReasoningReplay
         break;
     }
   }
-  const clean = leadingSystem === null && pendingReasoning === undefined;
+  const reasoningPending = pendingReasoning !== undefined;
+  const clean = leadingSystem === null && !reasoningPending;
   if (leadingSystem !== null && leadingSystem.texts.length > 0) push({ role: 'system', content: leadingSystem.texts.join('\n\n') }, leadingSystem.from);
   for (let i = 0; i < messages.length; i++) messages[i] = shared(messages[i], sources[i], reasoningReplay);
   orderToolResults(messages);
-  return { messages, clean };
+  return { messages, clean, reasoningPending };
 }
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;

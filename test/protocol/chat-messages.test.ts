@@ -48,11 +48,19 @@ describe('encodeChatMessages with a kept shared history', () => {
       const next = random(seed);
       const replay = seed % 2 === 0 ? 'reasoning' : 'none';
       // histories by turn: a fork continues from an older one, as previous_response_id allows
-      const histories: ModelItem[][] = [[deepFreeze({ type: 'message', role: 'system', content: text('You are terse.') }) as ModelItem]];
+      // a stored conversation may begin with a system message of its own, or with the user's
+      const first: ModelItem = seed % 3 === 0 ? { type: 'message', role: 'system', content: text('You are terse.') } : { type: 'message', role: 'user', content: text('Hello.') };
+      const histories: ModelItem[][] = [[deepFreeze(first) as ModelItem]];
       for (let turn = 1; turn <= 60; turn++) {
         const from = next() < 0.2 ? histories[Math.floor(next() * histories.length)] : histories[histories.length - 1];
         const { input, output } = turnItems(next, turn);
-        const items = [...from, ...input];
+        // what the engine puts before the history: the request's instructions (never frozen)
+        const head: ModelItem[] = [];
+        const lead = next();
+        if (lead < 0.5) head.push({ type: 'message', role: 'system', content: text('instructions') });
+        if (lead < 0.1) head.push({ type: 'message', role: 'developer', content: text('more') });
+        if (lead > 0.9) head.push({ type: 'reasoning', text: 'a stray thought' });
+        const items = [...head, ...from, ...input];
         expect(JSON.stringify(encodeChatMessages(items, replay)), `seed ${seed}, turn ${turn}`).toBe(JSON.stringify(afresh(items, replay)));
         // the same turn asked again (a retry, another client on the same response)
         expect(JSON.stringify(encodeChatMessages(items, replay))).toBe(JSON.stringify(afresh(items, replay)));
@@ -76,6 +84,10 @@ describe('encodeChatMessages with a kept shared history', () => {
     expect(second[80]).toEqual({ role: 'user', content: 'other' });
     // the result is the caller's own array
     expect(Object.isFrozen(second)).toBe(false);
+    // the same with instructions in front (a new system message every turn, never frozen)
+    const instructed = encodeChatMessages([{ type: 'message', role: 'system', content: text('Be brief.') }, ...history, { type: 'message', role: 'user', content: text('third') }], 'none');
+    expect(instructed[0]).toEqual({ role: 'system', content: 'Be brief.' });
+    for (let i = 0; i < 80; i++) expect(instructed[i + 1]).toBe(first[i]);
   });
 
   it('does not reuse a history whose last assistant message a new call would join', () => {
