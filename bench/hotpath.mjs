@@ -277,7 +277,8 @@ async function conversationGrowth(dataDir, capture, gwReq, simReq) {
     if (first.response.status !== 'completed' || first.upstream.length !== 1) throw new Error(`growth: depth ${depth} turn did not complete`);
     const upstream = first.upstream[0];
     const messages = JSON.parse(upstream).messages.length;
-    const n = depth >= 1000 ? Math.max(10, Math.round(N / 10)) : depth >= 100 ? Math.max(20, Math.round(N / 4)) : N;
+    // deep chains answer slowly (5 MB each way) and vary by milliseconds: at least 30 pairs, so the median means something
+    const n = depth >= 1000 ? Math.max(30, Math.round(N / 10)) : depth >= 100 ? Math.max(40, Math.round(N / 4)) : N;
     // the direct side sends bytes encoded once, as the gateway sends kept bytes: neither pays for
     // encoding a multi-MB string on every request
     const m = await interleaved({ gateway: gwReq(body), direct: simReq(Buffer.from(upstream)) }, Math.min(20, n), n);
