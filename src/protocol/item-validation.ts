@@ -54,11 +54,28 @@ export function optionalArrayField(item: JsonObject, key: string, param: string)
   }
 }
 
-/** A tool output: a string or an array of content parts. */
-export function requireToolOutput(item: JsonObject, param: string): void {
+/**
+ * The client call items of tool types whose calls the client runs (`function_call`,
+ * `custom_tool_call`), echoed back by stateless clients: `call_id`, `name`, the call's payload
+ * (`arguments`, or a custom tool's raw `input`; may be empty) and an optional `namespace`.
+ */
+export function clientCallValidator(payload: 'arguments' | 'input'): ItemValidator {
+  return (item, param) => {
+    requireStringField(item, 'call_id', param);
+    requireStringField(item, 'name', param);
+    requireStringField(item, payload, param, true);
+    optionalStringField(item, 'namespace', param);
+    return checked(item);
+  };
+}
+
+/** The client's answer to such a call, paired with it by `call_id`: a string or an array of content parts. */
+export function validateClientCallOutput(item: JsonObject, param: string): InputItem {
+  requireStringField(item, 'call_id', param);
   if (typeof item.output !== 'string' && !Array.isArray(item.output)) {
     throw new InvalidItemError(`Invalid type for '${param}.output': expected a string or an array of content parts.`, `${param}.output`, 'invalid_type');
   }
+  return checked(item);
 }
 
 /** The item after its checks: its fields are now what `T` says (the object itself, not a copy). */

@@ -1,18 +1,7 @@
-import { checked, optionalStringField, requireStringField, requireToolOutput } from '../../protocol/item-validation.js';
-import type { InputItem, JsonObject } from '../../protocol/responses.js';
+import { clientCallValidator, validateClientCallOutput } from '../../protocol/item-validation.js';
 
 /** `function_call`: the call the model made (echoed by stateless clients). */
-export function validateFunctionCall(item: JsonObject, param: string): InputItem {
-  requireStringField(item, 'call_id', param);
-  requireStringField(item, 'name', param);
-  requireStringField(item, 'arguments', param, true);
-  optionalStringField(item, 'namespace', param);
-  return checked(item);
-}
+export const validateFunctionCall = clientCallValidator('arguments');
 
 /** `function_call_output`: the client's answer, paired with its call by `call_id`. */
-export function validateFunctionCallOutput(item: JsonObject, param: string): InputItem {
-  requireStringField(item, 'call_id', param);
-  requireToolOutput(item, param);
-  return checked(item);
-}
+export const validateFunctionCallOutput = validateClientCallOutput;
