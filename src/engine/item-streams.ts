@@ -106,14 +106,17 @@ export class MessageStream {
     if (this.heldText.length > 0 && this.part?.type === 'output_text') this.pushCitingFiles('', true);
     const part = this.part;
     if (part === null) return;
-    const common = { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1 };
+    const itemId = this.item.id;
+    const outputIndex = this.outputIndex;
+    const contentIndex = this.item.content.length - 1;
+    // literal payloads, not `{ ...common, text }`: see util/objects.ts
     if (part.type === 'output_text') {
-      if (this.citations && this.citations.citedFiles.size > 0) this.annotateFiles(part, common.content_index);
-      this.acc.emit('response.output_text.done', { ...common, text: part.text, logprobs: [] });
+      if (this.citations && this.citations.citedFiles.size > 0) this.annotateFiles(part, contentIndex);
+      this.acc.emit('response.output_text.done', { item_id: itemId, output_index: outputIndex, content_index: contentIndex, text: part.text, logprobs: [] });
     } else {
-      this.acc.emit('response.refusal.done', { ...common, refusal: part.refusal });
+      this.acc.emit('response.refusal.done', { item_id: itemId, output_index: outputIndex, content_index: contentIndex, refusal: part.refusal });
     }
-    this.acc.emit('response.content_part.done', { ...common, part });
+    this.acc.emit('response.content_part.done', { item_id: itemId, output_index: outputIndex, content_index: contentIndex, part });
     this.part = null;
   }
 }
@@ -143,9 +146,9 @@ export class ReasoningStream {
   }
 
   finish(): void {
-    const common = { item_id: this.item.id, output_index: this.outputIndex, content_index: 0 };
-    this.acc.emit('response.reasoning_text.done', { ...common, text: this.part.text });
-    this.acc.emit('response.content_part.done', { ...common, part: this.part });
+    const itemId = this.item.id;
+    this.acc.emit('response.reasoning_text.done', { item_id: itemId, output_index: this.outputIndex, content_index: 0, text: this.part.text });
+    this.acc.emit('response.content_part.done', { item_id: itemId, output_index: this.outputIndex, content_index: 0, part: this.part });
     this.acc.doneItem(this.outputIndex, this.item);
   }
 }

@@ -8,6 +8,7 @@ import { APPROVAL_GATES, preludeFor } from '../tools/registry.js';
 import type { ItemEmitter } from '../tools/types.js';
 import { useApprovals } from './approvals.js';
 import { newId } from '../util/ids.js';
+import { withFields } from '../util/objects.js';
 import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator } from './accumulator.js';
 import { CitationBook } from './citations.js';
@@ -99,13 +100,12 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
     const roundStart = performance.now();
     run.roundsRun = round + 1;
     const tools = round > 0 && turn.toolsFollowRegistry ? turn.registry.visibleFunctions() : turn.tools;
-    const request: ModelRequest = {
-      ...turn.base,
+    const request: ModelRequest = withFields(turn.base, {
       items: run.conversation,
       tools,
       // a forced choice applies to the first round only, or the loop would force it forever
       toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
-    };
+    });
     // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
     const batches = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
     if (!acc.started) await begin(ctx, acc, run);

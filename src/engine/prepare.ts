@@ -15,6 +15,7 @@ import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { offeredNames } from './round.js';
+import { withFields } from '../util/objects.js';
 
 import type { EngineContext } from './context.js';
 
@@ -75,10 +76,10 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   let preludeItems: Item[];
   // history then this turn's input, in order: what the tools look back at and the model is shown
   const priorItems: readonly Item[] = [...history, ...inputItems];
-  const declare = { ...ctx.declare, request: { include: request.include, model: request.model, priorItems, tenant } };
+  const declare = withFields(ctx.declare, { request: { include: request.include, model: request.model, priorItems, tenant } });
   try {
     checkDeclarations(request.tools, searchedDeclarations(inputItems), declare);
-    const discover = { ...declare, priorItems, signal };
+    const discover = withFields(declare, { priorItems, signal });
     preludeItems = await discoverTools(request.tools, discover);
     registry = registerTools(request.tools, declare);
     preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));

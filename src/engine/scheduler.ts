@@ -1,5 +1,6 @@
-import type { JsonObject } from '../protocol/responses.js';
+import type { Item, JsonObject } from '../protocol/responses.js';
 import { parseJsonObject } from '../util/json.js';
+import { withFields } from '../util/objects.js';
 import { ToolTimeoutError, toolError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
 import type { PendingGatewayCall } from './types.js';
 
@@ -35,7 +36,7 @@ export class TurnScheduler {
     // a slot reports its outcome, and resolves to the moment the call really stopped running
     const slots: Array<(() => Promise<{ stopped: Promise<void> }>) | null> = calls.map((pending, i) => {
       // the first public item a call opens is the one its model-facing record is kept under
-      const tracked: ItemEmitter = { ...emitter, add: (item) => ((itemIds[i] ??= item.id), emitter.add(item)) };
+      const tracked: ItemEmitter = withFields(emitter, { add: (item: Item) => ((itemIds[i] ??= item.id), emitter.add(item)) });
       const immediate = immediateOutcome(pending);
       if (immediate) {
         outcomes[i] = immediate.outcome;
@@ -51,7 +52,7 @@ export class TurnScheduler {
       const invocation = { call: pending.call, entry, args: parseJsonObject(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
       const state = execution.begin(invocation, tracked);
       return async () => {
-        const { outcome, stopped } = await runOne(execution.run.bind(execution), { ...invocation, signal, emit: tracked }, execution.timeoutMs, signal);
+        const { outcome, stopped } = await runOne(execution.run.bind(execution), withFields(invocation, { signal, emit: tracked }), execution.timeoutMs, signal);
         outcomes[i] = outcome;
         execution.end(invocation, outcome, tracked, state);
         // wrapped: an async function returning a promise would wait for it
@@ -85,7 +86,7 @@ export class TurnScheduler {
       if (serial) this.lanes.set(pending.call.modelName, released);
     });
     await Promise.all(reported);
-    return outcomes.map((outcome, i) => (itemIds[i] ? { ...outcome, itemId: itemIds[i] } : outcome));
+    return outcomes.map((outcome, i) => (itemIds[i] ? withFields(outcome, { itemId: itemIds[i] }) : outcome));
   }
 }
 
@@ -123,7 +124,7 @@ async function runOne(
     }, timeoutMs);
     controller.signal.addEventListener('abort', () => resolve(toolError('the tool call was cancelled.', 'fatal')), { once: true });
   });
-  const running = run({ ...invocation, signal: controller.signal }).catch((err: unknown) => toolError(errorMessage(err), 'fatal'));
+  const running = run(withFields(invocation, { signal: controller.signal })).catch((err: unknown) => toolError(errorMessage(err), 'fatal'));
   try {
     const outcome = await Promise.race([running, stoppedEarly]);
     return { outcome, stopped: running.then(() => undefined) };

@@ -1,5 +1,6 @@
 import type { McpService } from '../mcp/service.js';
-import type { GatewayExecution } from '../tools/types.js';
+import type { GatewayExecution, GatewayInvocation } from '../tools/types.js';
+import { withFields } from '../util/objects.js';
 import type { GatewayMetrics } from './metrics.js';
 
 /** Told of each finished gateway tool call (tracing): times from `performance.now()`. */
@@ -67,14 +68,13 @@ export function instrumentMcp(mcp: McpService, metrics: GatewayMetrics | undefin
 
 /** A gateway execution whose calls are timed (tool call duration by type, and a debug log line). */
 export function timedExecution(type: string, execution: GatewayExecution, metrics: GatewayMetrics | undefined, debug: ((obj: object, msg: string) => void) | undefined, timeoutMs: number, onTool?: ToolListener): GatewayExecution {
-  return {
-    ...execution,
+  const timed = withFields(execution, {
     timeoutMs,
     begin: execution.begin.bind(execution),
     end: execution.end.bind(execution),
     requiresApproval: execution.requiresApproval?.bind(execution),
     requestApproval: execution.requestApproval?.bind(execution),
-    async run(invocation) {
+    async run(invocation: GatewayInvocation) {
       const started = performance.now();
       let outcome: 'ok' | 'error' = 'error';
       try {
@@ -88,5 +88,6 @@ export function timedExecution(type: string, execution: GatewayExecution, metric
         debug?.({ tool: type, callId: invocation.call.callId, durationMs: Math.round(seconds * 1000), outcome }, 'tool call finished');
       }
     },
-  };
+  });
+  return timed;
 }

@@ -37,7 +37,8 @@ const EMPTY = Buffer.alloc(0);
 export class SseParser {
   private pending: Buffer = EMPTY;
   private eventType: string | undefined;
-  private dataLines: string[] = [];
+  /** The event's data so far (lines joined by LF); null until a `data` line arrives. */
+  private data: string | null = null;
   private eventBytes = 0;
   private skipLeadingLf = false;
 
@@ -103,7 +104,8 @@ export class SseParser {
     let valueStart = colon + 1;
     if (valueStart < end && buf[valueStart] === 0x20) valueStart++;
     if (field === 'data') {
-      this.dataLines.push(valueStart >= end ? '' : buf.toString('utf8', valueStart, end));
+      const line = valueStart >= end ? '' : buf.toString('utf8', valueStart, end);
+      this.data = this.data === null ? line : `${this.data}\n${line}`;
       this.eventBytes += end - start;
       if (this.eventBytes > this.maxEventBytes) throw new SseEventTooLargeError(this.maxEventBytes);
     } else if (field === 'event') {
@@ -112,11 +114,9 @@ export class SseParser {
   }
 
   private dispatch(out: SseMessage[]): void {
-    if (this.dataLines.length > 0) {
-      out.push({ event: this.eventType, data: this.dataLines.length === 1 ? this.dataLines[0] : this.dataLines.join('\n') });
-    }
+    if (this.data !== null) out.push({ event: this.eventType, data: this.data });
     this.eventType = undefined;
-    this.dataLines = [];
+    this.data = null;
     this.eventBytes = 0;
   }
 }

@@ -6,6 +6,7 @@ type DispatchController = Dispatcher.DispatchController;
 export type ExchangeStart = { ok: true; status: number } | { ok: false; status: number; body: string };
 
 const MAX_QUEUED_CHUNKS = 64;
+const noop = (): void => {};
 /**
  * How much of a non-2xx body is kept: enough for any real error message. A larger body is cut
  * there and the exchange aborted, so a misbehaving upstream cannot make the gateway buffer it.
@@ -44,6 +45,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   get finished(): boolean {
     return this.ended || this.failure !== null;
   }
+
+  /** Stops watching the caller's abort signal (set by the transport once the stream is accepted). */
+  unwatch: () => void = noop;
 
   /** Why the exchange was aborted by us (undici reports its own error type). */
   abortReason: Error | null = null;

@@ -3,6 +3,7 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { Errors, GatewayError } from '../errors.js';
 import type { RawEvent } from '../protocol/model.js';
 import { SseParser } from '../protocol/sse.js';
+import { withFields } from '../util/objects.js';
 import type { UpstreamOptions } from './client.js';
 import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
 
@@ -40,7 +41,7 @@ export class UpstreamTransport {
    * exchange, retrying only what is safe to retry.
    */
   async post(path: string, body: string | readonly Buffer[], signal: AbortSignal): Promise<UpstreamExchange> {
-    const headers = typeof body === 'string' ? this.headers : { ...this.headers, 'content-length': String(body.reduce((sum, chunk) => sum + chunk.length, 0)) };
+    const headers = typeof body === 'string' ? this.headers : withFields(this.headers, { 'content-length': String(body.reduce((sum, chunk) => sum + chunk.length, 0)) });
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw abortedError();
       const exchange = new UpstreamExchange();
@@ -57,8 +58,8 @@ export class UpstreamTransport {
         continue;
       }
       if (start.ok) {
-        // the stream's reader takes over abort handling
-        signal.removeEventListener('abort', onAbort);
+        // the same listener guards the stream until its reader (`events`) is done with it
+        exchange.unwatch = () => signal.removeEventListener('abort', onAbort);
         return exchange;
       }
       signal.removeEventListener('abort', onAbort);
@@ -118,10 +119,9 @@ export class UpstreamTransport {
   async *events(exchange: UpstreamExchange, decode: (data: string, out: RawEvent[]) => void, signal: AbortSignal): AsyncGenerator<RawEvent[]> {
     const parser = new SseParser();
     let firstTimer: NodeJS.Timeout | undefined = setTimeout(() => exchange.abort(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
-    const onAbort = () => exchange.abort(new Error('client disconnected'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    // an abort between the upstream's answer and this first read would otherwise go unnoticed
-    if (signal.aborted) onAbort();
+    // the abort listener `post` added still guards the exchange (one per exchange: adding and
+    // removing one on node's EventTarget costs ≈ 1.5 µs), and is removed when this reader is done
+    if (signal.aborted) exchange.abort(new Error('client disconnected'));
     try {
       for (;;) {
         const next = exchange.next();
@@ -146,7 +146,7 @@ export class UpstreamTransport {
       throw Errors.upstreamDisconnected(`The upstream connection failed mid-stream: ${(err as Error).message}`);
     } finally {
       clearTimeout(firstTimer);
-      signal.removeEventListener('abort', onAbort);
+      exchange.unwatch();
       // leaving early (error, client gone, consumer stopped): release the connection
       if (!exchange.finished) exchange.abort(new Error('stream closed'));
     }
