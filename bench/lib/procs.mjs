@@ -97,14 +97,15 @@ export async function startSimulatorChild() {
 }
 
 /**
- * `node [nodeArgs] dist/cli.js serve …` as a child; resolves once GET /health answers 200.
+ * `node [nodeArgs] dist/cli.js serve …` as a child (in `root`: this checkout, or another build's
+ * folder for bench/ab.mjs); resolves once GET /health answers 200.
  * `nodeArgs` defaults to BENCH_GATEWAY_NODE_ARGS (space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
  */
-export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) }) {
+export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean), root = ROOT }) {
   const args = [...nodeArgs, 'dist/cli.js', 'serve', '--port', String(port), '--host', '127.0.0.1', '--upstream', upstream, '--data-dir', dataDir];
   if (configFile) args.push('--config', configFile);
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn', ...env },
   });
