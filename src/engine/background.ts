@@ -4,6 +4,7 @@ import type { ResponseStore, StreamEvent } from '../store/store.js';
 import { failOpenRecord, type RunOwnership } from './run-ownership.js';
 import type { Engine } from './turn.js';
 import { GatewayShutdown, OwnershipLost, RunCancelled, type EventSink, type Logger, type PreparedTurn } from './types.js';
+import { TurnAbort } from '../util/abort.js';
 
 export interface BackgroundOptions {
   /** At most this many background runs run at once in this process; the others wait, queued. */
@@ -21,7 +22,7 @@ interface LocalRun {
   /** Queued until a slot is free (the store's FIFO queue decides which run is next). */
   state: 'queued' | 'running';
   turn: PreparedTurn;
-  controller: AbortController;
+  controller: TurnAbort;
   listeners: Set<Listener>;
   /** Events not yet written to the store (flushed once per tick). */
   pending: StreamEvent[];
@@ -121,9 +122,9 @@ export class BackgroundRunner {
     let settleDone!: (result: Promise<ResponseObject>) => void;
     const done = new Promise<ResponseObject>((resolve) => (settleDone = resolve));
     done.catch((err: unknown) => this.log.error({ err, responseId: response.id }, 'background run failed'));
-    const run: LocalRun = { id: response.id, response, state: 'queued', turn, controller: new AbortController(), listeners: new Set(), pending: [], flushing: Promise.resolve(), loggedThrough: -1, done, settleDone };
+    const run: LocalRun = { id: response.id, response, state: 'queued', turn, controller: new TurnAbort(), listeners: new Set(), pending: [], flushing: Promise.resolve(), loggedThrough: -1, done, settleDone };
     // a queued run that is cancelled (here or through another replica) settles at once, slot or not
-    run.controller.signal.addEventListener('abort', () => {
+    run.controller.addEventListener('abort', () => {
       if (run.state === 'queued' && !this.closed) this.startRun(run);
     }, { once: true });
     return run;
@@ -183,7 +184,7 @@ export class BackgroundRunner {
     this.running++;
     const sink: EventSink = (_type, json) => this.record(run, json);
     const result = this.engine
-      .run(run.turn, sink, run.controller.signal, undefined, {
+      .run(run.turn, sink, run.controller, undefined, {
         response: run.response,
         controller: run.controller,
         unloggedEvents: () => this.unlogged(run),
@@ -198,7 +199,7 @@ export class BackgroundRunner {
         this.ownership.untrack(run.id, run.controller);
         this.running--;
         // a run that ended here without settling (a bug or a store failure) must not stay open
-        if (!(run.controller.signal.reason instanceof OwnershipLost)) {
+        if (!(run.controller.reason instanceof OwnershipLost)) {
           await this.store
             .failStaleRun(run.id, Number.MAX_SAFE_INTEGER, (stored, next) => failOpenRecord(stored, next, STOPPED_UNEXPECTEDLY), this.owner)
             .catch(() => undefined);
@@ -314,7 +315,7 @@ export class BackgroundRunner {
         // already in the log: the settlement wrote them (and ended the claim) meanwhile
         if (events.every((e) => e.sequence <= run.loggedThrough)) return;
         // another process failed this run while this one was silent: stop, write nothing more
-        if (!run.controller.signal.aborted) run.controller.abort(new OwnershipLost());
+        if (!run.controller.aborted) run.controller.abort(new OwnershipLost());
         run.pending = [];
       }
     } catch (err) {

@@ -6,6 +6,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import { estimateTokens } from './token-count.js';
 import type { AutoCompaction, CompactionItem, Logger, PreparedTurn } from './types.js';
+import type { Cancellation } from '../util/abort.js';
 
 export type { AutoCompaction, CompactionItem };
 
@@ -173,7 +174,7 @@ interface Summary {
 const ZERO_USAGE: Usage = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
 
 /** Asks the model for the summary of `context` (+ the compaction prompt); text only, no tools. */
-async function summarize(upstream: UpstreamClient, model: string, context: readonly ModelItem[], signal: AbortSignal): Promise<Summary> {
+async function summarize(upstream: UpstreamClient, model: string, context: readonly ModelItem[], signal: Cancellation): Promise<Summary> {
   const request: ModelRequest = {
     model,
     items: [...context, { type: 'message', role: 'user', content: [{ type: 'text', text: COMPACTION_PROMPT }] }],
@@ -233,7 +234,7 @@ async function summarize(upstream: UpstreamClient, model: string, context: reado
  */
 export async function compactConversation(
   upstream: UpstreamClient,
-  params: { model: string; items: readonly ModelItem[]; keptItems: Item[]; signal: AbortSignal; leading?: number; everything?: boolean },
+  params: { model: string; items: readonly ModelItem[]; keptItems: Item[]; signal: Cancellation; leading?: number; everything?: boolean },
 ): Promise<CompactionResult> {
   const cut = lastUserIndex(params.items);
   // `everything`: the caller keeps nothing after the compaction item (Codex's remote compaction)
@@ -303,7 +304,7 @@ export async function maybeCompact(
   options: {
     threshold: number;
     publicItems: readonly Item[];
-    signal: AbortSignal;
+    signal: Cancellation;
     log?: Pick<Logger, 'warn'>;
     /** Replaces the estimate (e.g. with `countInputTokens`). */
     countTokens?: (items: readonly ModelItem[], tools: ModelRequest['tools']) => number | Promise<number>;

@@ -6,6 +6,7 @@ import type { RegistryEntry } from '../tools/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { newId } from '../util/ids.js';
 import type { Logger } from './types.js';
+import type { Cancellation } from '../util/abort.js';
 
 /**
  * Grammar-constrained custom tool calls. When `tool_choice` forces a custom tool with a grammar
@@ -20,7 +21,7 @@ import type { Logger } from './types.js';
  * but refuses this one (a 4xx: e.g. a backend that cannot read some Lark feature) gets the usual
  * request instead, and the input is checked as without constrained decoding.
  */
-export async function openRound(upstream: UpstreamClient, request: ModelRequest, registry: ToolRegistry | undefined, signal: AbortSignal, log: Logger): Promise<AsyncIterable<RawEvent[]>> {
+export async function openRound(upstream: UpstreamClient, request: ModelRequest, registry: ToolRegistry | undefined, signal: Cancellation, log: Logger): Promise<AsyncIterable<RawEvent[]>> {
   const entry = registry ? forcedGrammarTool(request.toolChoice, registry) : undefined;
   if (!entry || !upstream.grammarSupport || !(await upstream.grammarSupport(request.model, signal))) return upstream.open(request, signal);
   try {

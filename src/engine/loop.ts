@@ -9,6 +9,7 @@ import type { ItemEmitter } from '../tools/types.js';
 import { useApprovals } from './approvals.js';
 import { newId } from '../util/ids.js';
 import { withFields } from '../util/objects.js';
+import type { Cancellation, TurnAbort } from '../util/abort.js';
 import { parseJsonObject } from '../util/json.js';
 import { ResponseAccumulator } from './accumulator.js';
 import { CitationBook } from './citations.js';
@@ -22,7 +23,7 @@ import type { EngineContext } from './context.js';
 import { fail, finish, saveRunning } from './settle.js';
 
 /** A new run of a prepared turn: the state that changes while it runs starts here. */
-export function newTurnRun(turn: PreparedTurn, hooks: RunHooks, controller: AbortController): TurnRun {
+export function newTurnRun(turn: PreparedTurn, hooks: RunHooks, controller: TurnAbort): TurnRun {
   return { turn, hooks, controller, conversation: [...turn.conversation], callRecords: [], outcome: hooks.outcome ?? {}, owned: false, roundsRun: 0 };
 }
 
@@ -33,7 +34,7 @@ const NOTHING_RUN = { calls: [], approvalsRequested: 0, capped: false } as const
  * Runs a turn's rounds; every exit ends the turn through `finish` or `fail`: after a round,
  * `classifyRound` decides (done, client action, incomplete, or go on); a failure or an abort fails it.
  */
-export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAccumulator, signal: AbortSignal, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
+export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAccumulator, signal: Cancellation, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
   const { turn } = run;
   const citations = new CitationBook();
   const emitter = itemEmitter(acc, citations);

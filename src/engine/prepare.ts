@@ -16,11 +16,12 @@ import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { offeredNames } from './round.js';
 import { withFields } from '../util/objects.js';
+import { TurnAbort, type Cancellation } from '../util/abort.js';
 
 import type { EngineContext } from './context.js';
 
 /** A validated turn, ready to run (see PrepareOptions); a held conversation lease is released if it fails. */
-export async function prepareTurn(ctx: EngineContext, body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
+export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Cancellation = new TurnAbort(), options: PrepareOptions = {}): Promise<PreparedTurn> {
   const request = parseCreateRequest(body);
   const tenant = options.tenant ?? DEFAULT_TENANT;
   let history: Item[] = [];
@@ -63,7 +64,7 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Abo
   }
 }
 
-async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, history: Item[], heldRecords: GatewayCallRecord[], body: unknown, signal: AbortSignal, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, history: Item[], heldRecords: GatewayCallRecord[], body: unknown, signal: Cancellation, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
   const input = await resolveItemReferences(request.input, history, ctx.store, tenant);
   // tools declared inside the input (tool_search_output) load with their credentials; what is
   // stored and echoed never carries them

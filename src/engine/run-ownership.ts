@@ -24,10 +24,15 @@ const UNRENEWED_LEASE_MS = 30 * 60_000;
  * on its next heartbeat that it lost its runs, and aborts them (its writes are conditional on
  * ownership, so it could not overwrite the settled state anyway).
  */
+/** What a run is stopped with (its TurnAbort). */
+export interface Stoppable {
+  abort(reason?: unknown): void;
+}
+
 export class RunOwnership {
   readonly owner = randomUUID();
   /** Runs of this process: aborting one stops it (cancelled, or taken over). */
-  private readonly runs = new Map<string, AbortController>();
+  private readonly runs = new Map<string, Stoppable>();
   /** Conversation leases held by this process's turns: lease id → conversation id. */
   private readonly leases = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
@@ -62,18 +67,18 @@ export class RunOwnership {
   }
 
   /** Registers a running (not queued) run of this process in the store and tracks it. */
-  async register(id: string, controller: AbortController): Promise<void> {
+  async register(id: string, controller: Stoppable): Promise<void> {
     // stored before tracked: a heartbeat must not find a tracked run missing and call it lost
     await this.store.registerRun(id, this.owner);
     this.track(id, controller);
   }
 
   /** Tracks a run already registered for this owner (a background run, queued first). */
-  track(id: string, controller: AbortController): void {
+  track(id: string, controller: Stoppable): void {
     this.runs.set(id, controller);
   }
 
-  untrack(id: string, controller?: AbortController): void {
+  untrack(id: string, controller?: Stoppable): void {
     if (controller === undefined || this.runs.get(id) === controller) this.runs.delete(id);
   }
 

@@ -3,6 +3,7 @@ import { parseJsonObject } from '../util/json.js';
 import { withFields } from '../util/objects.js';
 import { ToolTimeoutError, toolError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
 import type { PendingGatewayCall } from './types.js';
+import type { Cancellation } from '../util/abort.js';
 
 export interface SchedulerOptions {
   /** Sliding window: at most this many gateway calls run at once. */
@@ -30,7 +31,7 @@ export class TurnScheduler {
    * errors isolated to their slot, results in call order. Public items are opened in call order
    * before any call runs, and closed as each finishes.
    */
-  async run(calls: readonly PendingGatewayCall[], emitter: ItemEmitter, signal: AbortSignal): Promise<ScheduledOutcome[]> {
+  async run(calls: readonly PendingGatewayCall[], emitter: ItemEmitter, signal: Cancellation): Promise<ScheduledOutcome[]> {
     const outcomes: ScheduledOutcome[] = new Array(calls.length);
     const itemIds: Array<string | undefined> = new Array(calls.length);
     // a slot reports its outcome, and resolves to the moment the call really stopped running
@@ -52,7 +53,7 @@ export class TurnScheduler {
       const invocation = { call: pending.call, entry, args: parseJsonObject(pending.call.arguments) as JsonObject, approvalRequestId: pending.approvalRequestId };
       const state = execution.begin(invocation, tracked);
       return async () => {
-        const { outcome, stopped } = await runOne(execution.run.bind(execution), withFields(invocation, { signal, emit: tracked }), execution.timeoutMs, signal);
+        const { outcome, stopped } = await runOne(execution.run.bind(execution), withFields(invocation, { emit: tracked }), execution.timeoutMs, signal);
         outcomes[i] = outcome;
         execution.end(invocation, outcome, tracked, state);
         // wrapped: an async function returning a promise would wait for it
@@ -94,7 +95,7 @@ export class TurnScheduler {
 export type ScheduledOutcome = ToolOutcome & { itemId?: string };
 
 /** One round's gateway calls on a scheduler of their own (no earlier round to wait for). */
-export function runGatewayCalls(calls: readonly PendingGatewayCall[], options: SchedulerOptions, emitter: ItemEmitter, signal: AbortSignal): Promise<ScheduledOutcome[]> {
+export function runGatewayCalls(calls: readonly PendingGatewayCall[], options: SchedulerOptions, emitter: ItemEmitter, signal: Cancellation): Promise<ScheduledOutcome[]> {
   return new TurnScheduler(options).run(calls, emitter, signal);
 }
 
@@ -107,9 +108,9 @@ function delay(ms: number): Promise<void> {
 
 async function runOne(
   run: (invocation: GatewayInvocation) => Promise<ToolOutcome>,
-  invocation: GatewayInvocation,
+  invocation: Omit<GatewayInvocation, 'signal'>,
   timeoutMs: number,
-  parent: AbortSignal,
+  parent: Cancellation,
 ): Promise<{ outcome: ToolOutcome; stopped: Promise<void> }> {
   if (parent.aborted) return { outcome: toolError('the request was cancelled.', 'fatal'), stopped: Promise.resolve() };
   const controller = new AbortController();

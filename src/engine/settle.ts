@@ -8,11 +8,12 @@ import { ResponseAccumulator, type TerminalState } from './accumulator.js';
 import { GatewayShutdown, OwnershipLost, RunCancelled, type PreparedTurn, type TurnRun } from './types.js';
 import { newResponseObject } from './response-object.js';
 import { RegistryInvariantError } from './round.js';
+import type { Cancellation } from '../util/abort.js';
 
 import type { EngineContext } from './context.js';
 
 /** Ends a turn that failed (or was stopped) with the terminal state its cause calls for. */
-export async function fail(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, err: unknown, signal: AbortSignal): Promise<ResponseObject> {
+export async function fail(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, err: unknown, signal: Cancellation): Promise<ResponseObject> {
   if (!acc.started) acc.start();
   if (signal.aborted && signal.reason instanceof RunCancelled) return finish(ctx, acc, run, { status: 'cancelled' });
   if (signal.aborted && signal.reason instanceof GatewayShutdown) return finish(ctx, acc, run, { status: 'failed', error: { code: 'server_shutting_down', message: signal.reason.message } });
@@ -35,7 +36,7 @@ export async function fail(ctx: EngineContext, acc: ResponseAccumulator, run: Tu
 export async function finish(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, state: TerminalState): Promise<ResponseObject> {
   const { turn } = run;
   let response = acc.settle(state, Math.floor(Date.now() / 1000));
-  const lost = run.controller.signal.reason instanceof OwnershipLost;
+  const lost = run.controller.reason instanceof OwnershipLost;
   // a run another process took over writes nothing: the store already holds what that process settled
   if (lost) run.outcome.failure = settleFailure('not_owner', turn);
   else {

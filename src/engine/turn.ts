@@ -9,6 +9,7 @@ import { newTurnRun, runLoop } from './loop.js';
 import { prepareTurn } from './prepare.js';
 import { fail, newResponse, release } from './settle.js';
 import { RunOwnership } from './run-ownership.js';
+import { TurnAbort, type Cancellation } from '../util/abort.js';
 
 export { OwnershipLost, RunCancelled };
 export { GatewayShutdown };
@@ -29,7 +30,7 @@ export class Engine {
     this.ctx = { upstream, store, declare, options, log, ownership: this.ownership };
   }
 
-  async prepare(body: unknown, signal: AbortSignal = new AbortController().signal, options: PrepareOptions = {}): Promise<PreparedTurn> {
+  async prepare(body: unknown, signal: Cancellation = new TurnAbort(), options: PrepareOptions = {}): Promise<PreparedTurn> {
     return prepareTurn(this.ctx, body, signal, options);
   }
 
@@ -40,15 +41,15 @@ export class Engine {
    * What the caller learns beyond the response (a known failure, the stop sequence) is filled
    * into `hooks.outcome`.
    */
-  async run(turn: PreparedTurn, sink: EventSink | null, callerSignal: AbortSignal, drained?: () => Promise<void> | undefined, hooks: RunHooks = {}): Promise<ResponseObject> {
+  async run(turn: PreparedTurn, sink: EventSink | null, callerSignal: Cancellation, drained?: () => Promise<void> | undefined, hooks: RunHooks = {}): Promise<ResponseObject> {
     const response = hooks.response ?? this.newResponse(turn);
     const acc = new ResponseAccumulator(response, sink);
     // the run's own controller: the caller's abort, a cancellation or a lost ownership stop it
-    const controller = hooks.controller ?? new AbortController();
+    const controller = hooks.controller ?? new TurnAbort();
     const forward = () => controller.abort(callerSignal.reason);
-    const signal = controller.signal;
+    const signal: Cancellation = controller;
     // the caller may hand its own controller (a route's client-gone one): nothing to forward then
-    if (callerSignal !== signal) {
+    if (callerSignal !== controller) {
       if (callerSignal.aborted) forward();
       else callerSignal.addEventListener('abort', forward, { once: true });
     }

@@ -6,6 +6,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { ApprovedCall, ModelCall, RegistryEntry, ToolOutcome } from '../tools/types.js';
 import type { CreateRequest } from './request.js';
 import type { Logger } from '../util/logger.js';
+import type { TurnAbort } from '../util/abort.js';
 
 export type { CompactionItem, Logger };
 
@@ -36,7 +37,7 @@ export interface RunHooks {
   /** A background run: the settlement wrote the log up to this sequence number. */
   logged?: (sequence: number) => void;
   /** The abort controller of the run (the caller's, for a background run); else one is made. */
-  controller?: AbortController;
+  controller?: TurnAbort;
   /** Filled in as the run goes: how it ended, for the caller (a failure's status, the stop sequence). */
   outcome?: RunOutcome;
 }
@@ -128,7 +129,7 @@ export interface TurnRun {
   readonly turn: PreparedTurn;
   readonly hooks: RunHooks;
   /** Aborting it stops the run (registered with the ownership for a stored run). */
-  readonly controller: AbortController;
+  readonly controller: TurnAbort;
   /** The turn's conversation, grown by each round's output and gateway results. */
   readonly conversation: ModelItem[];
   /** What the model saw of this run's gateway calls, kept with the stored items for later turns. */

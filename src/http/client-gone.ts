@@ -1,5 +1,6 @@
 import type { HttpResponse } from './exchange.js';
 import { later } from './loop-slices.js';
+import { TurnAbort } from '../util/abort.js';
 
 /**
  * An abort controller that fires when the client goes away before its answer is complete (to
@@ -7,8 +8,8 @@ import { later } from './loop-slices.js';
  * The abort comes within the next event-loop turns, time-sliced (`later`): a burst of closes
  * does not hold the loop for all of them at once.
  */
-export function abortWhenClientLeaves(res: HttpResponse): { controller: AbortController; release: () => void } {
-  const controller = new AbortController();
+export function abortWhenClientLeaves(res: HttpResponse): { controller: TurnAbort; release: () => void } {
+  const controller = new TurnAbort();
   const onClose = () => {
     if (!res.writableFinished) later(() => controller.abort());
   };

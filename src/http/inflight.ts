@@ -1,21 +1,23 @@
+import type { Stoppable } from '../engine/run-ownership.js';
+
 /**
  * The foreground turns running in HTTP requests, so a shutdown can wait for them (up to its
  * grace period) and then stop the rest with one abort reason (their streams end with
  * `response.failed`, stored like any other terminal state).
  */
 export class InflightTurns {
-  private readonly controllers = new Set<AbortController>();
+  private readonly controllers = new Set<Stoppable>();
   private waiters: Array<() => void> = [];
 
   get size(): number {
     return this.controllers.size;
   }
 
-  add(controller: AbortController): void {
+  add(controller: Stoppable): void {
     this.controllers.add(controller);
   }
 
-  delete(controller: AbortController): void {
+  delete(controller: Stoppable): void {
     if (!this.controllers.delete(controller) || this.controllers.size > 0) return;
     const waiters = this.waiters;
     this.waiters = [];

@@ -74,14 +74,14 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
   try {
     // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
     await turnSlot();
-    const prepared = await deps.engine.prepare(decoded.body, controller.signal, { tenant: tenantOf(req) });
+    const prepared = await deps.engine.prepare(decoded.body, controller, { tenant: tenantOf(req) });
     const turn = { ...prepared, base: await clampMaxTokens(prepared, withSampling(prepared.base, decoded), limits) };
     const outcome: RunOutcome = {};
     if (decoded.stream) {
       const writer = new SseWriter(res, PING);
       const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)), () => outcome.failure?.status, () => outcome.stopSequence);
       try {
-        await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal, () => writer.drained(), { outcome });
+        await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller, () => writer.drained(), { controller, outcome });
       } finally {
         // before the first event a failure is still an HTTP error (withErrors)
         if (writer.headersSent) writer.end();
@@ -90,7 +90,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     }
     const fold = new MessageFold();
     const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => outcome.failure?.status, () => outcome.stopSequence);
-    await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller.signal, undefined, { outcome });
+    await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller, undefined, { controller, outcome });
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known
       const cause = outcome.failure;

@@ -37,7 +37,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
   try {
     // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
     await turnSlot();
-    const turn = await deps.engine.prepare(body, controller.signal, { tenant: tenantOf(req) });
+    const turn = await deps.engine.prepare(body, controller, { tenant: tenantOf(req) });
     if (turn.request.background) {
       // the run belongs to the gateway now: a client leaving does not stop it
       if (!turn.request.stream) {
@@ -55,7 +55,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
       const writer = new SseWriter(res);
       try {
         // the route's client-gone controller is the run's own (one controller per request)
-        await deps.engine.run(turn, writer.write, controller.signal, () => writer.drained(), { controller });
+        await deps.engine.run(turn, writer.write, controller, () => writer.drained(), { controller });
       } finally {
         // before the first event a failure is still an HTTP error (handled by the router)
         if (writer.headersSent) writer.end();
@@ -63,7 +63,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
       return;
     }
     const outcome: RunOutcome = {};
-    const response = await deps.engine.run(turn, null, controller.signal, undefined, { controller, outcome });
+    const response = await deps.engine.run(turn, null, controller, undefined, { controller, outcome });
     if (response.status === 'failed' && response.error) {
       // a blocking turn that failed after generation began: the client gets an error (the upstream
       // failure's own status where known), the failed response stays stored

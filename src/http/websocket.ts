@@ -12,6 +12,7 @@ import type { ApiKey, KeyRing } from '../auth/key-ring.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import { authenticate } from './authenticate.js';
 import type { Limiter } from './limiter.js';
+import { TurnAbort } from '../util/abort.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -135,7 +136,7 @@ class Connection {
   private running = false;
   private closed = false;
   private alive = true;
-  private current: AbortController | undefined;
+  private current: TurnAbort | undefined;
   private readonly cache = new Map<string, readonly StoredResponse[]>();
   private corked = false;
   /** The upgrade's `Authorization` header, for when the gateway authenticates clients. */
@@ -258,7 +259,7 @@ class Connection {
       this.sendError(err, 0);
       return;
     }
-    const controller = new AbortController();
+    const controller = new TurnAbort();
     this.current = controller;
     let sent = 0;
     const sink = (_type: string, json: string): void => {
@@ -269,8 +270,9 @@ class Connection {
       // the chain this turn continues, from the cache or the store, is what its own entry extends
       let parentChain: readonly StoredResponse[] | undefined;
       const resolvePrevious = async (id: string) => (parentChain = (await this.resolvePrevious(id)) ?? (await this.deps.store.chain(id)));
-      const turn = await this.deps.engine.prepare(body, controller.signal, { resolvePrevious, tenant: this.key?.tenant ?? DEFAULT_TENANT });
-      await this.deps.engine.run(turn, sink, controller.signal, () => this.drained(), {
+      const turn = await this.deps.engine.prepare(body, controller, { resolvePrevious, tenant: this.key?.tenant ?? DEFAULT_TENANT });
+      await this.deps.engine.run(turn, sink, controller, () => this.drained(), {
+        controller,
         onSettled: (record) => {
           if (record.response.status === 'completed' || record.response.status === 'incomplete') this.remember(record, parentChain);
           else this.forget(continued);

@@ -1,6 +1,7 @@
 import { invalidRequest } from '../errors.js';
 import type { ModelItem } from '../protocol/model.js';
 import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, outboundPolicy, resolveOutbound, type OutboundLookupOptions, type OutboundPolicy } from './outbound-guard.js';
+import { abortSignalOf, type Cancellation } from '../util/abort.js';
 
 /**
  * Image URLs in a turn's input, as the operator wants them to reach the model server:
@@ -32,7 +33,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * a copy (model items of stored history are shared and frozen, never changed in place).
  */
 export interface ImageUrlHandler {
-  prepare(items: ModelItem[], signal: AbortSignal): Promise<void>;
+  prepare(items: ModelItem[], signal: Cancellation): Promise<void>;
 }
 
 export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler {
@@ -51,8 +52,8 @@ export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler
   const guardedFetch = createGuardedFetch(policy, lookup);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
-  async function fetchImage(url: string, signal: AbortSignal): Promise<string> {
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+  async function fetchImage(url: string, signal: Cancellation): Promise<string> {
+    const deadline = AbortSignal.any([abortSignalOf(signal), AbortSignal.timeout(timeoutMs)]);
     let current = url;
     for (let redirects = 0; ; redirects++) {
       let response: Response;
@@ -168,7 +169,7 @@ function refused(url: string, why: string) {
   return invalidRequest(`The image at ${shown(url)} could not be used: ${why}.`, 'input', 'invalid_image_url');
 }
 
-function imageError(url: string, err: unknown, signal: AbortSignal, timeoutMs: number) {
+function imageError(url: string, err: unknown, signal: Cancellation, timeoutMs: number) {
   if (signal.aborted) return err instanceof Error ? err : new Error('aborted');
   const cause = err instanceof OutboundBlockedError ? err : (err as { cause?: unknown } | null)?.cause;
   if (cause instanceof OutboundBlockedError) {

@@ -3,6 +3,7 @@ import type { ModelItem } from '../protocol/model.js';
 import type { ItemValidator } from '../protocol/item-validation.js';
 import type { Item, JsonObject } from '../protocol/responses.js';
 import type { ApprovalVerdict, ApprovedCall, DeclaredTool, GatewayExecution, InputCheckPolicy, LoadableRegistry, RegistryEntry, RegistryView, ToolSearchSettings } from './types.js';
+import type { Cancellation } from '../util/abort.js';
 
 /** What an execution side may know of the request it serves. */
 export interface RequestContext {
@@ -45,7 +46,8 @@ export interface GrammarSettings {
 export interface DiscoverContext extends DeclareContext {
   /** The conversation before this request's tools are discovered (history, then input): earlier discoveries can be reused. */
   priorItems: readonly Item[];
-  signal: AbortSignal;
+  /** The request's abort; `abortSignalOf` gives the AbortSignal an API needs. */
+  signal: Cancellation;
 }
 
 /** What `replay` may ask while a conversation is rebuilt for the model. */

@@ -8,7 +8,7 @@ import type { UpstreamClient, UpstreamOptions } from './client.js';
 import { chatRequestBody } from './chat-body.js';
 import { UpstreamTransport } from './http.js';
 import { PROBE_FAILED, probeGrammarSupport } from './grammar-probe.js';
-import { untilAborted } from '../util/abort.js';
+import { untilAborted, type Cancellation } from '../util/abort.js';
 
 /** The chat dialect: any OpenAI-compatible `/chat/completions` server (vLLM, SGLang, llama.cpp, Ollama). */
 export class ChatCompletionsUpstream implements UpstreamClient {
@@ -22,7 +22,7 @@ export class ChatCompletionsUpstream implements UpstreamClient {
   /** The grammar probe's answer, asked once (the first time a request needs it). */
   private grammarProbe: ReturnType<typeof probeGrammarSupport> | undefined;
 
-  async open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>> {
+  async open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>> {
     // a grammar goes out only in the field this server honours, never to one that would ignore it
     const grammarField = request.grammar ? await this.grammarSupport(request.model, signal) : undefined;
     const response = await this.transport.post('/chat/completions', chatRequestBody(encodeChatRequest(request, this.reasoningReplay, grammarField)), signal);
@@ -43,7 +43,7 @@ export class ChatCompletionsUpstream implements UpstreamClient {
     );
   }
 
-  grammarSupport(model: string, signal: AbortSignal): Promise<GrammarField | undefined> {
+  grammarSupport(model: string, signal: Cancellation): Promise<GrammarField | undefined> {
     let probe = this.grammarProbe;
     if (!probe) {
       probe = this.grammarProbe = probeGrammarSupport(this.transport, model);

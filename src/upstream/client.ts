@@ -1,4 +1,5 @@
 import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
+import type { Cancellation } from '../util/abort.js';
 
 /** An inference server behind one dialect. */
 export interface UpstreamClient {
@@ -6,14 +7,14 @@ export interface UpstreamClient {
    * Sends the request and resolves once the upstream has accepted it (a 2xx status); failures
    * before that are thrown as GatewayError. The events come in batches, one per network chunk.
    */
-  open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>>;
+  open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>>;
   /** The upstream's `GET /models` list, as it answers it. */
   listModels(signal: AbortSignal): Promise<unknown>;
   /**
    * Whether `model`'s upstream decodes under a grammar (`ModelRequest.grammar`): probed once per
    * upstream. Absent = never (e.g. the Responses dialect).
    */
-  grammarSupport?(model: string, signal: AbortSignal): Promise<GrammarField | undefined>;
+  grammarSupport?(model: string, signal: Cancellation): Promise<GrammarField | undefined>;
   close(): Promise<void>;
 }
 

@@ -4,6 +4,7 @@ import { Errors, GatewayError } from '../errors.js';
 import type { RawEvent } from '../protocol/model.js';
 import { SseParser } from '../protocol/sse.js';
 import { withFields } from '../util/objects.js';
+import { abortSignalOf, type Cancellation } from '../util/abort.js';
 import type { UpstreamOptions } from './client.js';
 import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
 
@@ -40,7 +41,7 @@ export class UpstreamTransport {
    * POSTs JSON (a string, or the chunks of one: `chatRequestBody`) and returns the accepted (2xx)
    * exchange, retrying only what is safe to retry.
    */
-  async post(path: string, body: string | readonly Buffer[], signal: AbortSignal): Promise<UpstreamExchange> {
+  async post(path: string, body: string | readonly Buffer[], signal: Cancellation): Promise<UpstreamExchange> {
     const headers = typeof body === 'string' ? this.headers : withFields(this.headers, { 'content-length': String(body.reduce((sum, chunk) => sum + chunk.length, 0)) });
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw abortedError();
@@ -108,7 +109,7 @@ export class UpstreamTransport {
   }
 
   /** After a connection failure: waits out the backoff when another attempt may succeed, else throws it as the client sees it. */
-  private async retryAfter(err: unknown, attempt: number, signal: AbortSignal): Promise<void> {
+  private async retryAfter(err: unknown, attempt: number, signal: Cancellation): Promise<void> {
     if (signal.aborted) throw abortedError();
     const failure = connectionError(err, this.options);
     if (attempt < this.options.maxRetries && failure.retryable) return this.backoff(attempt, signal);
@@ -116,7 +117,7 @@ export class UpstreamTransport {
   }
 
   /** Parsed SSE `data` payloads of an accepted streaming exchange, decoded by `decode`. */
-  async *events(exchange: UpstreamExchange, decode: (data: string, out: RawEvent[]) => void, signal: AbortSignal): AsyncGenerator<RawEvent[]> {
+  async *events(exchange: UpstreamExchange, decode: (data: string, out: RawEvent[]) => void, signal: Cancellation): AsyncGenerator<RawEvent[]> {
     const parser = new SseParser();
     let firstTimer: NodeJS.Timeout | undefined = setTimeout(() => exchange.abort(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
     // the abort listener `post` added still guards the exchange (one per exchange: adding and
@@ -156,10 +157,10 @@ export class UpstreamTransport {
     await this.pool.close();
   }
 
-  private async backoff(attempt: number, signal: AbortSignal): Promise<void> {
+  private async backoff(attempt: number, signal: Cancellation): Promise<void> {
     const delay = this.options.retryBaseDelayMs * 2 ** attempt * (0.5 + Math.random() / 2);
     try {
-      await sleep(delay, undefined, { signal });
+      await sleep(delay, undefined, { signal: abortSignalOf(signal) });
     } catch {
       throw abortedError();
     }

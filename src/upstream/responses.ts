@@ -6,6 +6,7 @@ import { checkResponsesEvent, MalformedChunkError, type UpstreamResponsesEvent }
 import { newId } from '../util/ids.js';
 import type { UpstreamClient, UpstreamOptions } from './client.js';
 import { UpstreamTransport } from './http.js';
+import type { Cancellation } from '../util/abort.js';
 
 /** The responses dialect: vLLM's own `/v1/responses`, used for plain function calling only. */
 export class ResponsesUpstream implements UpstreamClient {
@@ -16,7 +17,7 @@ export class ResponsesUpstream implements UpstreamClient {
     this.transport = new UpstreamTransport(options);
   }
 
-  async open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>> {
+  async open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>> {
     const response = await this.transport.post('/responses', JSON.stringify(encodeResponsesRequest(request)), signal);
     const decoder = new ResponsesStreamDecoder(() => newId(ID_PREFIX.call));
     return this.transport.events(

@@ -3,6 +3,7 @@ import { Errors, GatewayError } from '../errors.js';
 import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 import type { UpstreamClient } from './client.js';
 import type { UpstreamTransport } from './http.js';
+import type { Cancellation } from '../util/abort.js';
 
 /** One configured upstream behind the router. */
 export interface RoutedUpstream {
@@ -79,7 +80,7 @@ export class UpstreamRouter implements UpstreamClient {
     return list;
   }
 
-  async open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<RawEvent[]>> {
+  async open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>> {
     const candidates = this.candidatesOrThrow(request.model);
     for (let i = 0; ; i++) {
       const { upstream, model } = candidates[i];
@@ -95,7 +96,7 @@ export class UpstreamRouter implements UpstreamClient {
   }
 
   /** The first candidate's answer (a failover target decides for itself whether it sends the grammar). */
-  async grammarSupport(model: string, signal: AbortSignal): Promise<GrammarField | undefined> {
+  async grammarSupport(model: string, signal: Cancellation): Promise<GrammarField | undefined> {
     const first = this.candidates(model)[0];
     return first?.upstream.client.grammarSupport?.(first.model, signal);
   }

@@ -12,6 +12,7 @@ import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, toolError, type RegistryEntry } from '../types.js';
 import { isPlainObject, optionalObject, optionalString, optionalStringArray, requireString } from '../validate.js';
 import { validateMcpApprovalRequest, validateMcpApprovalResponse, validateMcpCall, validateMcpListTools } from './items.js';
+import { abortSignalOf } from '../../util/abort.js';
 
 /** Fields of an `mcp` declaration that carry credentials: never stored, logged or echoed. */
 export const MCP_SECRET_FIELDS = ['authorization', 'headers'] as const;
@@ -131,7 +132,7 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
       }));
       return { declaration: { ...decl, server, tools: allowedOnly(tools, decl, server) }, items: [] };
     }
-    const listed = allowedOnly(await ctx.mcp.listTools(server, ctx.signal), decl, server);
+    const listed = allowedOnly(await ctx.mcp.listTools(server, abortSignalOf(ctx.signal)), decl, server);
     const item: McpListToolsItem = {
       type: 'mcp_list_tools',
       id: newId(ID_PREFIX.mcpListTools),
