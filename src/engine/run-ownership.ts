@@ -3,6 +3,7 @@ import { isTerminalStatus, type ResponseObject } from '../protocol/responses.js'
 import type { ConversationStore } from '../store/conversations.js';
 import type { ResponseStore, StaleRunSettler } from '../store/store.js';
 import { OwnershipLost, RunCancelled, type Logger } from './types.js';
+import type { Stoppable } from '../util/abort.js';
 
 export interface OwnershipOptions {
   /** How often this process marks its runs and leases alive (and picks up cancellations). */
@@ -24,11 +25,6 @@ const UNRENEWED_LEASE_MS = 30 * 60_000;
  * on its next heartbeat that it lost its runs, and aborts them (its writes are conditional on
  * ownership, so it could not overwrite the settled state anyway).
  */
-/** What a run is stopped with (its TurnAbort). */
-export interface Stoppable {
-  abort(reason?: unknown): void;
-}
-
 export class RunOwnership {
   readonly owner = randomUUID();
   /** Runs of this process: aborting one stops it (cancelled, or taken over). */

@@ -1,4 +1,4 @@
-import type { Stoppable } from '../engine/run-ownership.js';
+import type { Stoppable } from '../util/abort.js';
 
 /**
  * The foreground turns running in HTTP requests, so a shutdown can wait for them (up to its

@@ -9,6 +9,11 @@ export interface Cancellation {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/** What a running turn is stopped with from outside (a shutdown, a lost ownership): its TurnAbort. */
+export interface Stoppable {
+  abort(reason?: unknown): void;
+}
+
 /**
  * A request's abort controller and its signal in one object, cheap where node's are not. On
  * Node 20 every AbortSignal gets a hidden class of its own (its prototype is set after it is
