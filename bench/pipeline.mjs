@@ -10,7 +10,8 @@
 //
 // Several folders (builds: `dist/` and `node_modules/`, see bench/ab.mjs) run in one process in
 // alternating rounds, and B/A ratios are printed. Knobs: BENCH_PIPELINE_N (10,000 requests per
-// round), BENCH_PIPELINE_ROUNDS (10), BENCH_PIPELINE_CONCURRENCY (8), BENCH_PIPELINE_STREAM (1 = streaming).
+// round), BENCH_PIPELINE_ROUNDS (10), BENCH_PIPELINE_CONCURRENCY (8), BENCH_PIPELINE_STREAM (1 = streaming),
+// BENCH_PIPELINE_STORE (1 = `store: true`: the SQLite writes of each turn, in the data folder of each build).
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,8 @@ const N = Number(process.env.BENCH_PIPELINE_N ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_PIPELINE_ROUNDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_PIPELINE_CONCURRENCY ?? 8);
 const STREAM = process.env.BENCH_PIPELINE_STREAM === '1';
-const body = Buffer.from(JSON.stringify({ model: 'switchyard-sim', input: 'hello', stream: STREAM, store: false }));
+const STORE = process.env.BENCH_PIPELINE_STORE === '1';
+const body = Buffer.from(JSON.stringify({ model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE }));
 
 /** The request side dispatch reads: headers, then the body as one `data` chunk and `end`. */
 class MemoryRequest extends EventEmitter {
@@ -142,7 +144,7 @@ try {
     for (let i = 0; i < n; i += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n - i) }, one));
   };
   for (const side of sides) await batch(side.one, 5_000);
-  console.log(`${ROUNDS} rounds of ${N} ${STREAM ? 'streaming' : 'blocking'} requests, ${CONCURRENCY} at a time, node ${process.version}`);
+  console.log(`${ROUNDS} rounds of ${N} ${STREAM ? 'streaming' : 'blocking'}${STORE ? ', store: true' : ''} requests, ${CONCURRENCY} at a time, node ${process.version}`);
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const before = process.cpuUsage();
