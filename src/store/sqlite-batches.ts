@@ -15,10 +15,32 @@ interface Job {
  * committed, so what a client is told is stored is stored. A lone write waits only for the end of
  * the current loop turn.
  */
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 export class SqliteWriteBatches {
   private pending: Job[] = [];
+  /**
+   * One job's work in a transaction of its own, or in a savepoint inside a batch's. Made once:
+   * better-sqlite3's `transaction()` builds four wrapper functions with their properties on every
+   * call, which costs more than the writes of a short turn.
+   */
+  private readonly inTransaction: Database.Transaction<(work: () => unknown) => unknown>;
+  /** Several jobs in one transaction, each in its own savepoint: one job's failure rolls back only that job. */
+  private readonly inBatch: Database.Transaction<(jobs: readonly Job[], outcomes: Outcome[]) => void>;
 
-  constructor(private readonly database: Database.Database) {}
+  constructor(database: Database.Database) {
+    this.inTransaction = database.transaction((work: () => unknown) => work());
+    this.inBatch = database.transaction((jobs: readonly Job[], outcomes: Outcome[]) => {
+      for (const job of jobs) {
+        try {
+          // nested: a savepoint, rolled back alone when its work throws
+          outcomes.push({ ok: true, value: this.inTransaction(job.work) });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+        }
+      }
+    });
+  }
 
   /** Runs `work` (synchronous statements) in the next batch; resolves with its result after the commit. */
   run<T>(work: () => T): Promise<T> {
@@ -33,24 +55,10 @@ export class SqliteWriteBatches {
     if (this.pending.length === 0) return;
     const jobs = this.pending;
     this.pending = [];
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const outcomes: Outcome[] = [];
     try {
-      if (jobs.length === 1) {
-        outcomes.push({ ok: true, value: this.database.transaction(jobs[0].work).immediate() });
-      } else {
-        this.database
-          .transaction(() => {
-            for (const job of jobs) {
-              try {
-                // nested: a savepoint, rolled back alone when its work throws
-                outcomes.push({ ok: true, value: this.database.transaction(job.work)() });
-              } catch (error) {
-                outcomes.push({ ok: false, error });
-              }
-            }
-          })
-          .immediate();
-      }
+      if (jobs.length === 1) outcomes.push({ ok: true, value: this.inTransaction.immediate(jobs[0].work) });
+      else this.inBatch.immediate(jobs, outcomes);
     } catch (error) {
       // the commit itself failed (or the lone job threw): nothing of this batch is stored
       for (const job of jobs) job.reject(error);
