@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseObject } from '../protocol/responses.js';
+import { RecordedCounter, RecordedHistogram } from './recorded-metrics.js';
 
 /** Request latency buckets (seconds): sub-millisecond gateway answers up to long agent turns. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -7,8 +8,8 @@ const ROUND_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 50];
 /** Client-chosen label values (MCP server labels, tool types) are capped: past this, `other`. */
 const MAX_LABEL_VALUES = 100;
 
-type CounterChild = ReturnType<Counter<string>['labels']>;
-type HistogramChild = ReturnType<Histogram<string>['labels']>;
+type CounterChild = { inc(by?: number): void };
+type HistogramChild = { observe(value: number): void };
 
 /** The per-route children, bound once: the hot path only increments. */
 export interface RouteMetrics {
@@ -26,13 +27,14 @@ export interface RouteMetrics {
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly httpRequests = new Counter({ name: 'switchyard_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [this.registry] });
-  private readonly httpDuration = new Histogram({ name: 'switchyard_http_request_duration_seconds', help: 'Time from request to the end of the response', labelNames: ['route', 'method'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  private readonly httpTtfb = new Histogram({ name: 'switchyard_http_time_to_first_byte_seconds', help: 'Time from request to the response headers (for streams: the stream start)', labelNames: ['route', 'method'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  private readonly roundUpstream = new Histogram({ name: 'switchyard_round_upstream_seconds', help: 'Per inference round: from sending to the upstream to the end of its stream', buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  private readonly roundGateway = new Histogram({ name: 'switchyard_round_gateway_seconds', help: 'Per inference round: time after the upstream stream (gateway tool calls, storage)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  private readonly rounds = new Histogram({ name: 'switchyard_rounds_per_response', help: 'Inference rounds per response', buckets: ROUND_BUCKETS, registers: [this.registry] });
-  private readonly responses = new Counter({ name: 'switchyard_responses_total', help: 'Responses settled, by status', labelNames: ['status'], registers: [this.registry] });
+  // recorded on every request, round and response: recorded-metrics.ts (the same exposition, without prom-client's work per call)
+  private readonly httpRequests = new RecordedCounter('switchyard_http_requests_total', 'HTTP requests by route, method and status', ['route', 'method', 'status'], this.registry);
+  private readonly httpDuration = new RecordedHistogram('switchyard_http_request_duration_seconds', 'Time from request to the end of the response', LATENCY_BUCKETS, ['route', 'method'], this.registry);
+  private readonly httpTtfb = new RecordedHistogram('switchyard_http_time_to_first_byte_seconds', 'Time from request to the response headers (for streams: the stream start)', LATENCY_BUCKETS, ['route', 'method'], this.registry);
+  private readonly roundUpstream = new RecordedHistogram('switchyard_round_upstream_seconds', 'Per inference round: from sending to the upstream to the end of its stream', LATENCY_BUCKETS, [], this.registry);
+  private readonly roundGateway = new RecordedHistogram('switchyard_round_gateway_seconds', 'Per inference round: time after the upstream stream (gateway tool calls, storage)', LATENCY_BUCKETS, [], this.registry);
+  private readonly rounds = new RecordedHistogram('switchyard_rounds_per_response', 'Inference rounds per response', ROUND_BUCKETS, [], this.registry);
+  private readonly responses = new RecordedCounter('switchyard_responses_total', 'Responses settled, by status', ['status'], this.registry);
   private readonly incomplete = new Counter({ name: 'switchyard_responses_incomplete_total', help: 'Incomplete responses by reason', labelNames: ['reason'], registers: [this.registry] });
   private readonly toolCalls = new Counter({ name: 'switchyard_tool_calls_total', help: 'Tool calls by public type, owner (gateway | client) and outcome', labelNames: ['type', 'owner', 'outcome'], registers: [this.registry] });
   private readonly toolDuration = new Histogram({ name: 'switchyard_tool_call_duration_seconds', help: 'Gateway-owned tool call duration by tool type', labelNames: ['type'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
@@ -117,7 +119,7 @@ export class GatewayMetrics {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
-  private child(metric: Counter<string> | Histogram<string>, ...values: string[]): CounterChild | HistogramChild {
+  private child(metric: Counter<string> | Histogram<string> | RecordedCounter, ...values: string[]): CounterChild | HistogramChild {
     const key = `${(metric as unknown as { name: string }).name}\u0000${values.join('\u0000')}`;
     let child = this.children.get(key);
     if (!child) {
