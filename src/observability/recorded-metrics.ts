@@ -23,65 +23,88 @@ function labelsOf(names: readonly string[], values: readonly string[]): Record<s
   return labels;
 }
 
-interface CounterSeries {
-  labels: Record<string, string>;
-  value: number;
-}
+type Exposition = { name: string; help: string; type: string; values: ValuePair[]; aggregator: string };
 
-export class RecordedCounter {
-  readonly type = 'counter';
+/** The series of a metric by label set, and the binding of one label set for the hot path. */
+abstract class RecordedMetric<Series extends { labels: Record<string, string> }> {
   readonly aggregator = 'sum';
-  private series = new Map<string, CounterSeries>();
+  protected series = new Map<string, Series>();
+  /** Bumped by a reset, which drops every series: a bound label set then finds (or makes) its new one. */
+  private generation = 0;
 
   /** `name` stays writable: a registry renames counters for the OpenMetrics format. */
   constructor(
     public name: string,
     readonly help: string,
-    private readonly labelNames: readonly string[],
+    protected readonly labelNames: readonly string[],
     registry: Registry,
   ) {
-    this.reset();
     registry.registerMetric(this as unknown as Metric);
   }
 
-  /** The series of one label set (values in `labelNames` order); bind it once, then `inc` it. */
-  labels(...values: string[]): { inc(by?: number): void } {
+  protected abstract newSeries(labels: Record<string, string>): Series;
+
+  /** The current series of one label set (values in `labelNames` order), looked up once per reset. */
+  protected bind(values: readonly string[]): () => Series {
     const key = values.join('\u0000');
-    let bound = this.seriesOf(key, values);
+    let series = this.seriesOf(key, values);
     let generation = this.generation;
-    return {
-      inc: (by = 1) => {
-        // a reset drops every series: a bound one finds (or makes) its new one
-        if (generation !== this.generation) {
-          bound = this.seriesOf(key, values);
-          generation = this.generation;
-        }
-        bound.value += by;
-      },
+    return () => {
+      if (generation !== this.generation) {
+        series = this.seriesOf(key, values);
+        generation = this.generation;
+      }
+      return series;
     };
   }
 
-  reset(): void {
-    this.generation++;
-    this.series = new Map();
-    // as prom-client: a counter without labels is exposed (at 0) before its first increment
-    if (this.labelNames.length === 0) this.seriesOf('', []);
-  }
-
-  private generation = 0;
-
-  private seriesOf(key: string, values: readonly string[]): CounterSeries {
+  protected seriesOf(key: string, values: readonly string[]): Series {
     let series = this.series.get(key);
     if (series === undefined) {
-      series = { labels: labelsOf(this.labelNames, values), value: 0 };
+      series = this.newSeries(labelsOf(this.labelNames, values));
       this.series.set(key, series);
     }
     return series;
   }
 
-  async get(): Promise<{ name: string; help: string; type: string; values: ValuePair[]; aggregator: string }> {
+  protected dropAll(): void {
+    this.generation++;
+    this.series = new Map();
+  }
+}
+
+interface CounterSeries {
+  labels: Record<string, string>;
+  value: number;
+}
+
+export class RecordedCounter extends RecordedMetric<CounterSeries> {
+  readonly type = 'counter';
+
+  constructor(name: string, help: string, labelNames: readonly string[], registry: Registry) {
+    super(name, help, labelNames, registry);
+    this.reset();
+  }
+
+  /** The series of one label set (values in `labelNames` order); bind it once, then `inc` it. */
+  labels(...values: string[]): { inc(by?: number): void } {
+    const current = this.bind(values);
+    return { inc: (by = 1) => void (current().value += by) };
+  }
+
+  reset(): void {
+    this.dropAll();
+    // as prom-client: a counter without labels is exposed (at 0) before its first increment
+    if (this.labelNames.length === 0) this.seriesOf('', []);
+  }
+
+  async get(): Promise<Exposition> {
     const values = [...this.series.values()].map(({ value, labels }) => ({ value, labels }));
     return { help: this.help, name: this.name, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  protected newSeries(labels: Record<string, string>): CounterSeries {
+    return { labels, value: 0 };
   }
 }
 
@@ -93,38 +116,25 @@ interface HistogramSeries {
   count: number;
 }
 
-export class RecordedHistogram {
+export class RecordedHistogram extends RecordedMetric<HistogramSeries> {
   readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  private series = new Map<string, HistogramSeries>();
 
   constructor(
-    public name: string,
-    readonly help: string,
+    name: string,
+    help: string,
     private readonly upperBounds: readonly number[],
-    private readonly labelNames: readonly string[],
+    labelNames: readonly string[],
     registry: Registry,
   ) {
+    super(name, help, labelNames, registry);
     // as prom-client: a histogram without labels is exposed (all zero) before its first observation
     if (labelNames.length === 0) this.seriesOf('', []);
-    registry.registerMetric(this as unknown as Metric);
   }
 
   /** The series of one label set (values in `labelNames` order); bind it once, then `observe` on it. */
   labels(...values: string[]): { observe(value: number): void } {
-    const key = values.join('\u0000');
-    let bound = this.seriesOf(key, values);
-    let generation = this.generation;
-    return {
-      observe: (value) => {
-        // a reset drops every series: a bound one finds (or makes) its new one
-        if (generation !== this.generation) {
-          bound = this.seriesOf(key, values);
-          generation = this.generation;
-        }
-        this.record(bound, value);
-      },
-    };
+    const current = this.bind(values);
+    return { observe: (value) => this.record(current(), value) };
   }
 
   /** For a histogram without labels. */
@@ -134,23 +144,11 @@ export class RecordedHistogram {
 
   /** As prom-client's: every series goes, a histogram without labels included (until observed again). */
   reset(): void {
-    this.generation++;
-    this.series = new Map();
-  }
-
-  private generation = 0;
-
-  private seriesOf(key: string, values: readonly string[]): HistogramSeries {
-    let series = this.series.get(key);
-    if (series === undefined) {
-      series = { labels: labelsOf(this.labelNames, values), buckets: this.upperBounds.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, series);
-    }
-    return series;
+    this.dropAll();
   }
 
   /** The text format's pairs, as prom-client's Histogram gives them to its registry. */
-  async getForPromString(): Promise<{ name: string; help: string; type: string; values: ValuePair[]; aggregator: string }> {
+  async getForPromString(): Promise<Exposition> {
     const values: ValuePair[] = [];
     const bucketName = `${this.name}_bucket`;
     for (const series of this.series.values()) {
@@ -167,10 +165,14 @@ export class RecordedHistogram {
   }
 
   /** As prom-client's: the same pairs with each series' labels merged into `labels`. */
-  async get(): Promise<{ name: string; help: string; type: string; values: ValuePair[]; aggregator: string }> {
+  async get(): Promise<Exposition> {
     const data = await this.getForPromString();
     data.values = data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
     return data;
+  }
+
+  protected newSeries(labels: Record<string, string>): HistogramSeries {
+    return { labels, buckets: this.upperBounds.map(() => 0), sum: 0, count: 0 };
   }
 
   private record(series: HistogramSeries, value: number): void {
