@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isTerminalStatus, type ResponseObject } from '../protocol/responses.js';
 import type { ConversationStore } from '../store/conversations.js';
-import type { ResponseStore, StaleRunSettler } from '../store/store.js';
+import type { ResponseStore, StaleRunSettler, StoredResponse } from '../store/store.js';
 import { OwnershipLost, RunCancelled, type Logger } from './types.js';
 import type { Stoppable } from '../util/abort.js';
 
@@ -62,11 +62,11 @@ export class RunOwnership {
     return this.timer ? this.options.staleAfterMs : UNRENEWED_LEASE_MS;
   }
 
-  /** Registers a running (not queued) run of this process in the store and tracks it. */
-  async register(id: string, controller: Stoppable): Promise<void> {
+  /** Starts a foreground run of this process: registered and saved in the store (one write), then tracked. */
+  async startRun(record: StoredResponse, controller: Stoppable): Promise<void> {
     // stored before tracked: a heartbeat must not find a tracked run missing and call it lost
-    await this.store.registerRun(id, this.owner);
-    this.track(id, controller);
+    await this.store.startRun(record, this.owner);
+    this.track(record.response.id, controller);
   }
 
   /** Tracks a run already registered for this owner (a background run, queued first). */

@@ -101,15 +101,18 @@ async function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun
   }
 }
 
-/** Stores a running response under this process's ownership (registered first, for a foreground run). */
+/** Stores a running response under this process's ownership (a foreground run is registered with it, in one write). */
 export async function saveRunning(ctx: EngineContext, response: ResponseObject, run: TurnRun): Promise<void> {
   const { turn } = run;
+  const record = { response, inputItems: turn.inputItems, owner: turn.tenant };
   try {
-    if (!turn.request.background) {
-      await ctx.ownership.register(response.id, run.controller);
+    if (turn.request.background) {
+      // registered when it was queued, and owned since this process claimed it
+      await ctx.store.saveOwned(record, ctx.ownership.owner);
+    } else {
+      await ctx.ownership.startRun(record, run.controller);
       run.owned = true;
     }
-    await ctx.store.saveOwned({ response, inputItems: turn.inputItems, owner: turn.tenant }, ctx.ownership.owner);
   } catch (err) {
     // the final settlement decides whether the client hears of a store failure
     ctx.log.error({ err, responseId: response.id }, 'storing the running response failed');

@@ -46,6 +46,11 @@ export class PostgresResponseStore implements ResponseStore {
     callRecords: string;
     epochs: string;
   };
+  /**
+   * A run's upsert, `VALUES (id, owner, heartbeat_at, state, queued_at, request)` in between:
+   * registering a run again hands it over, its cancellation request cleared.
+   */
+  private readonly upsertRun: { head: string; tail: string };
   private readonly approvals: PostgresApprovals;
   /** Settled chains already read or written here; a deletion on any replica invalidates them (the epoch). */
   private readonly chains: ChainCache;
@@ -60,6 +65,11 @@ export class PostgresResponseStore implements ResponseStore {
     this.chains = new ChainCache(chainCacheBytes);
     const s = quoteIdent(schema);
     this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks`, callRecords: `${s}.gateway_call_records`, epochs: `${s}.store_epochs` };
+    this.upsertRun = {
+      head: `INSERT INTO ${this.t.runs} (id, owner, heartbeat_at, state, queued_at, request)`,
+      tail: `ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, heartbeat_at = excluded.heartbeat_at, cancel_requested = FALSE,
+         state = excluded.state, queued_at = excluded.queued_at, request = excluded.request`,
+    };
     this.approvals = new PostgresApprovals(pool, this.t.approvals);
   }
 
@@ -203,12 +213,20 @@ export class PostgresResponseStore implements ResponseStore {
 
   async registerRun(id: string, owner: string, queued?: { request: string }): Promise<void> {
     const now = Date.now();
+    await this.pool.query(`${this.upsertRun.head} VALUES ($1, $2, $3, $4, $5, $6) ${this.upsertRun.tail}`, [id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null]);
+  }
+
+  async startRun(record: StoredResponse, owner: string): Promise<void> {
+    const row = responseRow(record);
+    // one statement, so one implicit transaction: the run and its response are written together or not at all
     await this.pool.query(
-      `INSERT INTO ${this.t.runs} (id, owner, heartbeat_at, state, queued_at, request) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, heartbeat_at = excluded.heartbeat_at, cancel_requested = FALSE,
-         state = excluded.state, queued_at = excluded.queued_at, request = excluded.request`,
-      [id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null],
+      `WITH run AS (${this.upsertRun.head} VALUES ($1, $7, $8, 'running', NULL, NULL) ${this.upsertRun.tail})
+       INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+       VALUES ($1, $2, $3, $4, $5::json, $6::json, $9)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+      [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, owner, Date.now(), row.owner],
     );
+    this.chains.written(row);
   }
 
   async heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat> {

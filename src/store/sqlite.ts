@@ -231,6 +231,15 @@ export class SqliteResponseStore implements ResponseStore {
     await this.batches.run(() => this.insertRun.run(id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null));
   }
 
+  async startRun(record: StoredResponse, owner: string): Promise<void> {
+    const now = Date.now();
+    const written = await this.batches.run(() => {
+      this.insertRun.run(record.response.id, owner, now, 'running', null, null);
+      return this.writeRecord(record);
+    });
+    this.written(written);
+  }
+
   async heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat> {
     const now = Date.now();
     const result: RunHeartbeat = { cancelled: [], lost: [] };

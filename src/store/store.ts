@@ -97,6 +97,12 @@ export interface ResponseStore {
    */
   registerRun(id: string, owner: string, queued?: { request: string }): Promise<void>;
   /**
+   * A foreground turn starts: registers its run, running and owned by `owner`, and saves its
+   * response (`in_progress`) — `registerRun` then `saveOwned`, as one write (issue 16: one commit,
+   * one round trip, instead of two in front of every stored turn's first upstream call).
+   */
+  startRun(record: StoredResponse, owner: string): Promise<void>;
+  /**
    * Marks this owner's runs alive: returns those whose cancellation was requested, and those it
    * no longer owns (failed by another process while this one was silent: it must stop).
    */

@@ -8,6 +8,13 @@ import { abortSignalOf, type Cancellation } from '../util/abort.js';
 import type { UpstreamOptions } from './client.js';
 import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
 
+/**
+ * A request body in chunks (`chatRequestBody`) up to this size is joined into one buffer, sent
+ * with its headers in one write; a larger one (a long history's kept bytes) goes out chunk by
+ * chunk, where the copy would cost more than the writes.
+ */
+const JOIN_BODY_BYTES = 256 * 1024;
+
 /** Largest successful JSON answer read whole (a model list). */
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
 
@@ -41,8 +48,17 @@ export class UpstreamTransport {
    * POSTs JSON (a string, or the chunks of one: `chatRequestBody`) and returns the accepted (2xx)
    * exchange, retrying only what is safe to retry.
    */
-  async post(path: string, body: string | readonly Buffer[], signal: Cancellation): Promise<UpstreamExchange> {
-    const headers = typeof body === 'string' ? this.headers : withFields(this.headers, { 'content-length': String(body.reduce((sum, chunk) => sum + chunk.length, 0)) });
+  async post(path: string, json: string | readonly Buffer[], signal: Cancellation): Promise<UpstreamExchange> {
+    let body: string | Buffer | readonly Buffer[] = json;
+    let headers = this.headers;
+    if (typeof json !== 'string') {
+      let length = 0;
+      for (const chunk of json) length += chunk.length;
+      // undici writes each chunk of an iterable body in a write (a syscall) of its own, one
+      // async-iterator turn apart: joining a body of a few chunks costs less than that
+      if (length <= JOIN_BODY_BYTES) body = Buffer.concat(json as Buffer[], length);
+      else headers = withFields(this.headers, { 'content-length': String(length) });
+    }
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw abortedError();
       const exchange = new UpstreamExchange();
@@ -51,7 +67,7 @@ export class UpstreamTransport {
       let start: ExchangeStart;
       try {
         // undici takes an iterable body (its types list only a Readable): each chunk is written as it is
-        this.pool.dispatch({ path: this.basePath + path, method: 'POST', headers, body: body as string }, exchange);
+        this.pool.dispatch({ path: this.basePath + path, method: 'POST', headers, body: body as string | Buffer }, exchange);
         start = await exchange.started;
       } catch (err) {
         signal.removeEventListener('abort', onAbort);

@@ -17,6 +17,9 @@ class UnserializableStore extends SqliteResponseStore {
   override async save(_record: StoredResponse): Promise<void> {
     throw new RangeError('Maximum call stack size exceeded');
   }
+  override async startRun(_record: StoredResponse, _owner: string): Promise<void> {
+    throw new RangeError('Maximum call stack size exceeded');
+  }
   override async saveOwned(_record: StoredResponse, _owner: string): Promise<boolean> {
     throw new RangeError('Maximum call stack size exceeded');
   }

@@ -317,6 +317,35 @@ describe.each<[string, Backend]>([
       expect(await store.staleRuns(Date.now() + 60_000)).not.toContain(b);
     });
 
+    it('starts a foreground run in one write: registered, owned, its response readable in_progress', async () => {
+      const id = uid('resp');
+      const owner = uid('gateway');
+      const running = response(id, null, '', 'in_progress');
+      const input = [storedUser('q')];
+      await store.startRun({ response: running, inputItems: input, owner: 'tenant-a' }, owner);
+      // the response, under its tenant
+      expect(await store.get(id)).toEqual({ response: running, inputItems: input, owner: 'tenant-a' });
+      // the run: the owner's, alive, stale only once its heartbeats stop
+      expect(await store.heartbeat(owner, [id])).toEqual({ cancelled: [], lost: [] });
+      expect(await store.heartbeat(uid('gateway'), [id])).toEqual({ cancelled: [], lost: [id] });
+      expect(await store.staleRuns(Date.now() + 60_000)).toContain(id);
+      expect(await store.staleRuns(Date.now() - 60_000)).not.toContain(id);
+      // fenced like a registered run: only its owner writes it, and settles it
+      expect(await store.saveOwned({ response: running, inputItems: [], owner: 'tenant-a' }, uid('gateway'))).toBe(false);
+      const done = response(id, null, 'done', 'completed');
+      expect(await store.settle({ record: { response: done, inputItems: input, owner: 'tenant-a' }, owner })).toBe('ok');
+      expect((await store.get(id))?.response).toEqual(done);
+      expect(await store.staleRuns(Date.now() + 60_000)).not.toContain(id);
+
+      // starting it again (a retry after a lost answer) hands the run over, cancellation cleared
+      await store.requestCancel(id);
+      const next = uid('gateway');
+      await store.startRun({ response: running, inputItems: [], owner: 'tenant-a' }, next);
+      expect(await store.heartbeat(next, [id])).toEqual({ cancelled: [], lost: [] });
+      expect(await store.heartbeat(owner, [id])).toEqual({ cancelled: [], lost: [id] });
+      await store.finishRun(id);
+    });
+
     it('fences an owner: once a stale run is failed by another, its owner can write nothing', async () => {
       const id = uid('resp');
       const owner = uid('gateway');

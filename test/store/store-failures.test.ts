@@ -18,6 +18,10 @@ class UnwritableStore extends SqliteResponseStore {
     throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
   }
 
+  override async startRun(record: StoredResponse): Promise<void> {
+    await this.save(record);
+  }
+
   override async saveOwned(record: StoredResponse): Promise<boolean> {
     await this.save(record);
     return true;
