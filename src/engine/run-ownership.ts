@@ -125,10 +125,10 @@ export class RunOwnership {
   private async renewLeases(): Promise<void> {
     if (!this.conversations) return;
     for (const [lease, conversationId] of this.leases) {
-      // a lease that expired and was taken meanwhile is not taken back: the settlement will find it lost
-      await this.conversations.acquireTurn(conversationId, lease, this.options.staleAfterMs).then((held) => {
-        if (!held) this.log.warn({ conversation: conversationId }, 'a conversation lease was lost (this process was silent too long)');
-      });
+      // only extended, never taken: a lease that expired and was taken meanwhile is not taken back
+      // (the settlement will find it lost), nor is one its turn released while this ran
+      const held = await this.conversations.renewTurn(conversationId, lease, this.options.staleAfterMs);
+      if (!held && this.leases.has(lease)) this.log.warn({ conversation: conversationId }, 'a conversation lease was lost (this process was silent too long)');
     }
   }
 

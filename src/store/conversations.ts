@@ -31,10 +31,16 @@ export interface ConversationStore {
   deleteItem(id: string, itemId: string): Promise<boolean>;
   /**
    * Takes the conversation for one turn (a lease that expires after `ttlMs`, should its holder
-   * die): false while another turn — on any replica — holds it. The holder renews its lease by
-   * acquiring it again (same `owner`); a lease that expired and was taken by another is lost.
+   * die): false while another turn — on any replica — holds it. Acquiring it again with the same
+   * `owner` renews it; a lease that expired and was taken by another is lost.
    */
   acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends a lease `owner` still has to `ttlMs` from now; false when it has none (released, or
+   * expired and taken by another). Never takes the conversation: a heartbeat's renewal that runs
+   * just after the turn released its lease must not take it back for nobody.
+   */
+  renewTurn(id: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseTurn(id: string, owner: string): Promise<void>;
   /** Retention: deletes up to `limit` items added before `beforeSeconds` (epoch seconds); returns how many. */
   pruneItems(beforeSeconds: number, limit: number): Promise<number>;

@@ -149,6 +149,11 @@ export class PostgresConversationStore implements ConversationStore {
     return (result.rowCount ?? 0) === 1;
   }
 
+  async renewTurn(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    const result = await this.pool.query(`UPDATE ${this.locksTable} SET until_ms = $3 WHERE conversation_id = $1 AND owner = $2`, [id, owner, Date.now() + ttlMs]);
+    return (result.rowCount ?? 0) === 1;
+  }
+
   async releaseTurn(id: string, owner: string): Promise<void> {
     await this.pool.query(`DELETE FROM ${this.locksTable} WHERE conversation_id = $1 AND owner = $2`, [id, owner]);
   }

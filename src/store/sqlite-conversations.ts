@@ -44,6 +44,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly selectOwner: Database.Statement;
   private readonly takeLock: Database.Statement;
   private readonly dropLock: Database.Statement;
+  private readonly extendLock: Database.Statement;
 
   /**
    * On its own connection to the data folder's file, or on a connection it shares (a
@@ -60,6 +61,7 @@ export class SqliteConversationStore implements ConversationStore {
        WHERE conversation_locks.until_ms < ? OR conversation_locks.owner = excluded.owner`,
     );
     this.dropLock = this.db.prepare('DELETE FROM conversation_locks WHERE conversation_id = ? AND owner = ?');
+    this.extendLock = this.db.prepare('UPDATE conversation_locks SET until_ms = ? WHERE conversation_id = ? AND owner = ?');
     this.insertConversation = this.db.prepare('INSERT INTO conversations (id, created_at, metadata, owner) VALUES (?, ?, ?, ?)');
     this.selectOwner = this.db.prepare('SELECT owner FROM conversations WHERE id = ?').pluck();
     this.selectConversation = this.db.prepare('SELECT id, created_at, metadata FROM conversations WHERE id = ?');
@@ -160,6 +162,10 @@ export class SqliteConversationStore implements ConversationStore {
   async acquireTurn(id: string, owner: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
     return this.takeLock.run(id, owner, now + ttlMs, now).changes === 1;
+  }
+
+  async renewTurn(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.extendLock.run(Date.now() + ttlMs, id, owner).changes === 1;
   }
 
   async releaseTurn(id: string, owner: string): Promise<void> {

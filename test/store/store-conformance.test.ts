@@ -422,6 +422,39 @@ describe.each<[string, Backend]>([
       expect(await conversations.acquireTurn(conv.id, uid('lease'), 60_000)).toBe(true);
     });
 
+    it('renews only a lease still held: never one released, nor one another turn took', async () => {
+      const conv = await conversations.create({}, []);
+      const lease = uid('lease');
+      expect(await conversations.acquireTurn(conv.id, lease, 60_000)).toBe(true);
+      expect(await conversations.renewTurn(conv.id, lease, 60_000)).toBe(true);
+      // another turn cannot renew (nor take) it
+      expect(await conversations.renewTurn(conv.id, uid('lease'), 60_000)).toBe(false);
+      expect(await conversations.acquireTurn(conv.id, uid('lease'), 60_000)).toBe(false);
+
+      // released: a renewal that comes late (a heartbeat racing the release) does not take it back
+      await conversations.releaseTurn(conv.id, lease);
+      expect(await conversations.renewTurn(conv.id, lease, 60_000)).toBe(false);
+      const next = uid('lease');
+      expect(await conversations.acquireTurn(conv.id, next, 60_000)).toBe(true);
+
+      // expired and taken by another: lost, and the new holder keeps it
+      await conversations.releaseTurn(conv.id, next);
+      const expiring = uid('lease');
+      expect(await conversations.acquireTurn(conv.id, expiring, 1)).toBe(true);
+      await sleep(5);
+      const taker = uid('lease');
+      expect(await conversations.acquireTurn(conv.id, taker, 60_000)).toBe(true);
+      expect(await conversations.renewTurn(conv.id, expiring, 60_000)).toBe(false);
+      expect(await conversations.acquireTurn(conv.id, uid('lease'), 60_000)).toBe(false);
+      // expired but not taken yet: its holder's renewal keeps it
+      await conversations.releaseTurn(conv.id, taker);
+      const late = uid('lease');
+      expect(await conversations.acquireTurn(conv.id, late, 1)).toBe(true);
+      await sleep(5);
+      expect(await conversations.renewTurn(conv.id, late, 60_000)).toBe(true);
+      expect(await conversations.acquireTurn(conv.id, uid('lease'), 60_000)).toBe(false);
+    });
+
     it('queues background runs FIFO per owner; a silent owner\'s queued runs go to another', async () => {
       const owner = uid('gateway');
       const other = uid('gateway');
