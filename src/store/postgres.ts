@@ -3,6 +3,7 @@ import type { Item } from '../protocol/responses.js';
 import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { PostgresApprovals, type Verdict } from './postgres-approvals.js';
+import { PostgresRuns } from './postgres-runs.js';
 import { appendConversationItems } from './postgres-conversation-items.js';
 import { openMigratedPool, migrate, withTransaction, type PostgresStoreOptions } from './postgres-pool.js';
 import { quoteIdent } from './postgres-sql.js';
@@ -46,11 +47,9 @@ export class PostgresResponseStore implements ResponseStore {
     callRecords: string;
     epochs: string;
   };
-  /**
-   * A run's upsert, `VALUES (id, owner, heartbeat_at, state, queued_at, request)` in between:
-   * registering a run again hands it over, its cancellation request cleared.
-   */
-  private readonly upsertRun: { head: string; tail: string };
+  private readonly runs: PostgresRuns;
+  /** A response's upsert, its row (VALUES or a SELECT) in between: written whole, its identity kept. */
+  private readonly upsertResponse: { head: string; tail: string };
   private readonly approvals: PostgresApprovals;
   /** Settled chains already read or written here; a deletion on any replica invalidates them (the epoch). */
   private readonly chains: ChainCache;
@@ -65,11 +64,8 @@ export class PostgresResponseStore implements ResponseStore {
     this.chains = new ChainCache(chainCacheBytes);
     const s = quoteIdent(schema);
     this.t = { responses: `${s}.responses`, runs: `${s}.background_runs`, events: `${s}.response_events`, approvals: `${s}.approvals`, locks: `${s}.conversation_locks`, callRecords: `${s}.gateway_call_records`, epochs: `${s}.store_epochs` };
-    this.upsertRun = {
-      head: `INSERT INTO ${this.t.runs} (id, owner, heartbeat_at, state, queued_at, request)`,
-      tail: `ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, heartbeat_at = excluded.heartbeat_at, cancel_requested = FALSE,
-         state = excluded.state, queued_at = excluded.queued_at, request = excluded.request`,
-    };
+    this.runs = new PostgresRuns(pool, this.t.runs);
+    this.upsertResponse = { head: `INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)`, tail: 'ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items' };
     this.approvals = new PostgresApprovals(pool, this.t.approvals);
   }
 
@@ -93,9 +89,9 @@ export class PostgresResponseStore implements ResponseStore {
   private async write(client: pg.Pool | pg.PoolClient, record: StoredResponse): Promise<ResponseRow> {
     const row = responseRow(record);
     await client.query(
-      `INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+      `${this.upsertResponse.head}
        VALUES ($1, $2, $3, $4, $5::json, $6::json, $7)
-       ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+       ${this.upsertResponse.tail}`,
       [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, row.owner],
     );
     return row;
@@ -211,41 +207,33 @@ export class PostgresResponseStore implements ResponseStore {
     return this.approvals.consume(id, digest, owner);
   }
 
-  async registerRun(id: string, owner: string, queued?: { request: string }): Promise<void> {
-    const now = Date.now();
-    await this.pool.query(`${this.upsertRun.head} VALUES ($1, $2, $3, $4, $5, $6) ${this.upsertRun.tail}`, [id, owner, now, queued ? 'queued' : 'running', queued ? now : null, queued?.request ?? null]);
+  registerRun(id: string, owner: string, queued?: { request: string }): Promise<void> {
+    return this.runs.register(id, owner, queued);
   }
 
   async startRun(record: StoredResponse, owner: string): Promise<void> {
     const row = responseRow(record);
     // one statement, so one implicit transaction: the run and its response are written together or not at all
     await this.pool.query(
-      `WITH run AS (${this.upsertRun.head} VALUES ($1, $7, $8, 'running', NULL, NULL) ${this.upsertRun.tail})
-       INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+      `WITH run AS (${this.runs.upsert.head} VALUES ($1, $7, $8, 'running', NULL, NULL) ${this.runs.upsert.tail})
+       ${this.upsertResponse.head}
        VALUES ($1, $2, $3, $4, $5::json, $6::json, $9)
-       ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+       ${this.upsertResponse.tail}`,
       [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, owner, Date.now(), row.owner],
     );
     this.chains.written(row);
   }
 
-  async heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat> {
-    if (ids.length === 0) return { cancelled: [], lost: [] };
-    const { rows } = await this.pool.query<{ id: string; cancel_requested: boolean }>(
-      `UPDATE ${this.t.runs} SET heartbeat_at = $3 WHERE id = ANY($2::text[]) AND owner = $1 RETURNING id, cancel_requested`,
-      [owner, ids, Date.now()],
-    );
-    const held = new Map(rows.map((row) => [row.id, row.cancel_requested]));
-    return { cancelled: ids.filter((id) => held.get(id) === true), lost: ids.filter((id) => !held.has(id)) };
+  heartbeat(owner: string, ids: readonly string[]): Promise<RunHeartbeat> {
+    return this.runs.heartbeat(owner, ids);
   }
 
-  async requestCancel(id: string): Promise<void> {
-    await this.pool.query(`UPDATE ${this.t.runs} SET cancel_requested = TRUE WHERE id = $1`, [id]);
+  requestCancel(id: string): Promise<void> {
+    return this.runs.requestCancel(id);
   }
 
-  async staleRuns(before: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${this.t.runs} WHERE heartbeat_at < $1 AND state = 'running' ORDER BY heartbeat_at, id`, [before]);
-    return rows.map((row) => row.id);
+  staleRuns(before: number): Promise<string[]> {
+    return this.runs.stale(before);
   }
 
   async failStaleRun(id: string, before: number, fail: StaleRunSettler, owner?: string): Promise<boolean> {
@@ -267,22 +255,12 @@ export class PostgresResponseStore implements ResponseStore {
     return claimed;
   }
 
-  async claimQueuedRun(owner: string, staleBefore: number): Promise<{ id: string; request: string | null } | undefined> {
-    // SKIP LOCKED: replicas claiming at once take different runs instead of queueing on one row
-    const { rows } = await this.pool.query<{ id: string; request: string | null }>(
-      `WITH next AS (
-         SELECT id, request FROM ${this.t.runs} WHERE state = 'queued' AND (owner = $1 OR heartbeat_at < $2)
-         ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
-       )
-       UPDATE ${this.t.runs} r SET state = 'running', owner = $1, heartbeat_at = $3, request = NULL
-       FROM next WHERE r.id = next.id RETURNING r.id, next.request`,
-      [owner, staleBefore, Date.now()],
-    );
-    return rows[0];
+  claimQueuedRun(owner: string, staleBefore: number): Promise<{ id: string; request: string | null } | undefined> {
+    return this.runs.claimQueued(owner, staleBefore);
   }
 
-  async finishRun(id: string): Promise<void> {
-    await this.pool.query(`DELETE FROM ${this.t.runs} WHERE id = $1`, [id]);
+  finishRun(id: string): Promise<void> {
+    return this.runs.finish(id);
   }
 
   async saveOwned(record: StoredResponse, owner: string): Promise<boolean> {
@@ -290,9 +268,9 @@ export class PostgresResponseStore implements ResponseStore {
     const row = responseRow(record);
     const result = await this.pool.query(
       `WITH owned AS (SELECT 1 FROM ${this.t.runs} WHERE id = $1 AND owner = $7 FOR UPDATE)
-       INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+       ${this.upsertResponse.head}
        SELECT $1, $2, $3, $4, $5::json, $6::json, $8 FROM owned
-       ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items`,
+       ${this.upsertResponse.tail}`,
       [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, owner, row.owner],
     );
     const saved = (result.rowCount ?? 0) === 1;
@@ -367,9 +345,9 @@ export class PostgresResponseStore implements ResponseStore {
          ON CONFLICT DO NOTHING
        ),
        saved AS (
-         INSERT INTO ${this.t.responses} (id, previous_response_id, status, created_at, response, input_items, owner)
+         ${this.upsertResponse.head}
          SELECT $1, $2, $3, $4, $5::json, $6::json, $10 FROM claim
-         ON CONFLICT (id) DO UPDATE SET status = excluded.status, response = excluded.response, input_items = excluded.input_items
+         ${this.upsertResponse.tail}
        )
        SELECT EXISTS (SELECT 1 FROM claim) AS owned`,
       [row.id, row.previous, row.status, row.createdAt, row.response, row.inputItems, owner, events.map((e) => e.sequence), events.map((e) => e.json), row.owner],
