@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { ResponseObject } from '../protocol/responses.js';
 import { RecordedCounter, RecordedHistogram } from './recorded-metrics.js';
 
@@ -27,7 +27,7 @@ export interface RouteMetrics {
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
-  // recorded on every request, round and response: recorded-metrics.ts (the same exposition, without prom-client's work per call)
+  // recorded on every request, round, response and tool call: recorded-metrics.ts (the same exposition, without prom-client's work per call)
   private readonly httpRequests = new RecordedCounter('switchyard_http_requests_total', 'HTTP requests by route, method and status', ['route', 'method', 'status'], this.registry);
   private readonly httpDuration = new RecordedHistogram('switchyard_http_request_duration_seconds', 'Time from request to the end of the response', LATENCY_BUCKETS, ['route', 'method'], this.registry);
   private readonly httpTtfb = new RecordedHistogram('switchyard_http_time_to_first_byte_seconds', 'Time from request to the response headers (for streams: the stream start)', LATENCY_BUCKETS, ['route', 'method'], this.registry);
@@ -35,9 +35,10 @@ export class GatewayMetrics {
   private readonly roundGateway = new RecordedHistogram('switchyard_round_gateway_seconds', 'Per inference round: time after the upstream stream (gateway tool calls, storage)', LATENCY_BUCKETS, [], this.registry);
   private readonly rounds = new RecordedHistogram('switchyard_rounds_per_response', 'Inference rounds per response', ROUND_BUCKETS, [], this.registry);
   private readonly responses = new RecordedCounter('switchyard_responses_total', 'Responses settled, by status', ['status'], this.registry);
+  private readonly toolCalls = new RecordedCounter('switchyard_tool_calls_total', 'Tool calls by public type, owner (gateway | client) and outcome', ['type', 'owner', 'outcome'], this.registry);
+  private readonly toolDuration = new RecordedHistogram('switchyard_tool_call_duration_seconds', 'Gateway-owned tool call duration by tool type', LATENCY_BUCKETS, ['type'], this.registry);
   private readonly incomplete = new Counter({ name: 'switchyard_responses_incomplete_total', help: 'Incomplete responses by reason', labelNames: ['reason'], registers: [this.registry] });
-  private readonly toolCalls = new Counter({ name: 'switchyard_tool_calls_total', help: 'Tool calls by public type, owner (gateway | client) and outcome', labelNames: ['type', 'owner', 'outcome'], registers: [this.registry] });
-  private readonly toolDuration = new Histogram({ name: 'switchyard_tool_call_duration_seconds', help: 'Gateway-owned tool call duration by tool type', labelNames: ['type'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+
   private readonly mcpFailures = new Counter({ name: 'switchyard_mcp_failures_total', help: 'MCP tools/list and tools/call failures by server label', labelNames: ['server', 'operation'], registers: [this.registry] });
   private readonly storeErrors = new Counter({ name: 'switchyard_store_errors_total', help: 'Store operations that failed', labelNames: ['operation'], registers: [this.registry] });
   private readonly failovers = new Counter({ name: 'switchyard_upstream_failovers_total', help: 'Requests moved to the next candidate upstream, by the upstream that failed', labelNames: ['upstream'], registers: [this.registry] });
@@ -119,7 +120,7 @@ export class GatewayMetrics {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
-  private child(metric: Counter<string> | Histogram<string> | RecordedCounter, ...values: string[]): CounterChild | HistogramChild {
+  private child(metric: Counter<string> | RecordedCounter | RecordedHistogram, ...values: string[]): CounterChild | HistogramChild {
     const key = `${(metric as unknown as { name: string }).name}\u0000${values.join('\u0000')}`;
     let child = this.children.get(key);
     if (!child) {
