@@ -14,6 +14,7 @@
 // simulator and gateway (startGateway). See bench/README.md for the method.
 //
 // Knobs: BENCH_HOTPATH_SECONDS (4, measured seconds per load run), BENCH_HOTPATH_WARMUP (1),
+// BENCH_JIT_WARMUP_SECONDS (4: the gateway child's first load, per workload, discarded),
 // BENCH_HOTPATH_N (200, sequential samples per side), BENCH_HOTPATH_ONLY (store,codex,tools,growth),
 // BENCH_HOTPATH_RESULTS (bench/hotpath-results.json).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +35,9 @@ import { webSearchExecution } from './lib/fake-web-search.mjs';
 
 const SECONDS = Number(process.env.BENCH_HOTPATH_SECONDS ?? 4);
 const WARMUP = Number(process.env.BENCH_HOTPATH_WARMUP ?? 1);
+const JIT_WARMUP = Number(process.env.BENCH_JIT_WARMUP_SECONDS ?? 4);
+/** Discarded rounds before the tool-round samples: enough for V8 to have optimised the loop's code. */
+const TOOL_WARM = 300;
 const N = Number(process.env.BENCH_HOTPATH_N ?? 200);
 const ONLY = new Set((process.env.BENCH_HOTPATH_ONLY ?? 'store,codex,tools,growth').split(',').map((x) => x.trim()));
 const RESULTS_FILE = process.env.BENCH_HOTPATH_RESULTS ?? fileURLToPath(new URL('./hotpath-results.json', import.meta.url));
@@ -85,6 +89,13 @@ async function childSections(tmpRoot, results) {
     return { rps: round(r.rps, 1), requests: r.requests, p50Ms: round(r.latencyMs.p50, 3), gatewayCpuUsPerRequest: url.startsWith(gw.url) ? round((r.after.gw - r.before.gw) / r.requests, 1) : null };
   };
   try {
+    // steady state, not the JIT's ramp (as bench/run.mjs): the fresh gateway child first gets some
+    // load of every workload it is measured with, discarded; the simulator warms up with it
+    log(`\nJIT warm-up: ${JIT_WARMUP}s of each workload at concurrency 32 (discarded) …`);
+    const workloads = [{ model: MODEL, input: 'hello', stream: false, store: false }, { model: MODEL, input: 'hello', stream: false, store: true }];
+    if (ONLY.has('codex')) for (const name of CODEX_BODIES) workloads.push(readFileSync(join(CODEX_DIR, `${name}-request.json`), 'utf8'));
+    for (const body of workloads) await measure({ url: `${gw.url}/v1/responses`, body, connections: 32, seconds: JIT_WARMUP, warmupSeconds: 0 });
+
     if (ONLY.has('store')) {
       log(`\nstore: true (SQLite WAL) vs store: false vs direct, blocking, c=64 (${WARMUP}s + ${SECONDS}s each) …`);
       const gwBody = (store) => ({ model: MODEL, input: 'hello', stream: false, store });
@@ -178,7 +189,7 @@ async function inProcessSections(tmpRoot, results) {
   const simReq = (body) => () => timed(simPool, '/v1/chat/completions', body);
   try {
     if (ONLY.has('tools')) {
-      log(`\ntool rounds (blocking, c=1, ${N} each after 50 warm-up, medians) …`);
+      log(`\ntool rounds (blocking, c=1, ${N} each after ${TOOL_WARM} warm-up, medians) …`);
       // a gateway tool loop: 5 web_search rounds then the answer (6 upstream rounds) vs the answer alone
       const ROUNDS = 5;
       const loopSteps = Array.from({ length: ROUNDS }, (_, i) => ({ tool_calls: [{ name: 'web_search', arguments: { query: `switchyard ${i}` } }] }));
@@ -192,7 +203,7 @@ async function inProcessSections(tmpRoot, results) {
       loop.upstream.forEach((b, i) => {
         makers[`directLoop${i}`] = simReq(b);
       });
-      const m = await interleaved(makers, 50, N);
+      const m = await interleaved(makers, TOOL_WARM, N);
       let directLoop = 0;
       for (let i = 0; i <= ROUNDS; i++) directLoop += m[`directLoop${i}`];
       // what the 5 added rounds cost the gateway beyond what the added upstream work costs directly
@@ -209,7 +220,7 @@ async function inProcessSections(tmpRoot, results) {
       const turn2Body = JSON.stringify({ model: MODEL, input: [userMsg, call, { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' }], tools: [fnTool], stream: false, store: false });
       const t2 = await capture(turn2Body);
       if (t2.response.output[0]?.content?.[0]?.text !== 'Sunny.') throw new Error('client round trip: unexpected turn 2');
-      const c = await interleaved({ turn1: gwReq(turn1Body), direct1: simReq(t1.upstream[0]), turn2: gwReq(turn2Body), direct2: simReq(t2.upstream[0]) }, 50, N);
+      const c = await interleaved({ turn1: gwReq(turn1Body), direct1: simReq(t1.upstream[0]), turn2: gwReq(turn2Body), direct2: simReq(t2.upstream[0]) }, TOOL_WARM, N);
       const clientPerRound = (c.turn1 - c.direct1 + (c.turn2 - c.direct2)) / 2;
       log(`   client function round trip: turn 1 ${fmt(c.turn1)} ms (direct ${fmt(c.direct1)}), turn 2 ${fmt(c.turn2)} ms (direct ${fmt(c.direct2)}) → ${fmt(clientPerRound)} ms per round`);
       results.tools = {

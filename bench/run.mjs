@@ -4,7 +4,8 @@
 //   npm run bench                      (builds first)
 //   node bench/run.mjs                 (after `npm run build`)
 //
-// Knobs (environment): BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_TTFB_N (500),
+// Knobs (environment): BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_JIT_WARMUP_SECONDS (4),
+// BENCH_TTFB_N (500),
 // BENCH_STREAMS (1000), BENCH_UPSTREAM_CONNECTIONS ("default" = the gateway's default, no cap; a number sets a cap),
 // BENCH_ONLY (comma list of load,ttfb,memory; default all — partial runs skip the targets),
 // BENCH_RESULTS (output path; default bench/results.json).
@@ -21,6 +22,7 @@ import { median, percentile, round, sorted } from './lib/stats.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+const JIT_WARMUP = Number(process.env.BENCH_JIT_WARMUP_SECONDS ?? 4);
 const TTFB_N = Number(process.env.BENCH_TTFB_N ?? 500);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const UPSTREAM_CONNECTIONS = process.env.BENCH_UPSTREAM_CONNECTIONS ?? 'default';
@@ -95,6 +97,12 @@ async function run(tmpRoot) {
 
   // 1 + 2 (+ 4). throughput / latency at concurrency 1 and 64, gateway CPU time per request
   if (ONLY.has('load')) {
+    // steady state, not the JIT's ramp: a gateway turn runs through hundreds of functions, and V8
+    // has optimised the last of them only after some 10,000 requests (the gateway's CPU per request
+    // falls by ~40 % over that time); every server gets the same load first, discarded
+    log(`\nJIT warm-up: ${JIT_WARMUP}s of each load run at concurrency 32 (discarded) …`);
+    for (const name of LOAD_RUNS) await measure({ ...target(name, gw, proxy, direct), connections: 32, seconds: JIT_WARMUP, warmupSeconds: 0 });
+    results.meta.jitWarmupSecondsPerRun = JIT_WARMUP;
     results.runs = {};
     for (const connections of [1, 64]) {
       log(`\nload, concurrency ${connections} (${WARMUP}s warm-up + ${SECONDS}s per run) …`);
@@ -141,14 +149,19 @@ async function run(tmpRoot) {
 
 const LOAD_RUNS = ['directBlocking', 'proxyBlocking', 'gatewayBlocking', 'directStreaming', 'proxyStreaming', 'gatewayStreaming'];
 
+/** Where a load run sends what: the gateway's Responses request, or the direct one (through the bare proxy or not). */
+function target(name, gw, proxy, direct) {
+  if (name.startsWith('gateway')) return { url: `${gw.url}/v1/responses`, body: BODIES[name] };
+  const viaProxy = name.startsWith('proxy');
+  return { url: `${viaProxy ? proxy.url : direct}/v1/chat/completions`, body: BODIES[name] ?? BODIES[name.replace('proxy', 'direct')] };
+}
+
 async function loadRuns(gw, sim, proxy, direct, connections) {
   const runs = {};
   for (const name of LOAD_RUNS) {
-    const viaProxy = name.startsWith('proxy');
-    const url = name.startsWith('gateway') ? `${gw.url}/v1/responses` : `${viaProxy ? proxy.url : direct}/v1/chat/completions`;
+    const { url, body } = target(name, gw, proxy, direct);
     // the proxy forwards the direct request unchanged; "gateway CPU" is then the proxy's
-    const front = viaProxy ? proxy.pid : gw.pid;
-    const body = BODIES[name] ?? BODIES[name.replace('proxy', 'direct')];
+    const front = name.startsWith('proxy') ? proxy.pid : gw.pid;
     const cpuHook = () => ({ gatewayCpuUs: cpuMicros(front), simulatorCpuUs: cpuMicros(sim.pid) });
     const r = await measure({ url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpuHook, after: cpuHook });
     const gatewayCpu = r.after.gatewayCpuUs - r.before.gatewayCpuUs;
