@@ -34,8 +34,8 @@ export class TurnScheduler {
   async run(calls: readonly PendingGatewayCall[], emitter: ItemEmitter, signal: Cancellation): Promise<ScheduledOutcome[]> {
     const outcomes: ScheduledOutcome[] = new Array(calls.length);
     const itemIds: Array<string | undefined> = new Array(calls.length);
-    // a slot reports its outcome, and resolves to the moment the call really stopped running
-    const slots: Array<(() => Promise<{ stopped: Promise<void> }>) | null> = calls.map((pending, i) => {
+    // a slot reports its outcome, and how to wait for a call cut short to really stop running
+    const slots: Array<(() => Promise<{ stopped: Promise<void> | undefined }>) | null> = calls.map((pending, i) => {
       // the first public item a call opens is the one its model-facing record is kept under
       const tracked: ItemEmitter = withFields(emitter, { add: (item: Item) => ((itemIds[i] ??= item.id), emitter.add(item)) });
       const immediate = immediateOutcome(pending);
@@ -75,12 +75,12 @@ export class TurnScheduler {
       const released = (async () => {
         if (predecessor) await predecessor;
         await this.window.acquire();
-        let stopped: Promise<void> = Promise.resolve();
+        let stopped: Promise<void> | undefined;
         try {
           ({ stopped } = await slot());
         } finally {
           report();
-          await Promise.race([stopped, delay(STOP_GRACE_MS)]);
+          if (stopped) await withinGrace(stopped);
           this.window.release();
         }
       })();
@@ -102,8 +102,15 @@ export function runGatewayCalls(calls: readonly PendingGatewayCall[], options: S
 /** How long a slot stays held for a call that outlived its timeout or abort. */
 const STOP_GRACE_MS = 1_000;
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** Resolves once `stopped` does, or after STOP_GRACE_MS (its timer cleared when `stopped` wins). */
+function withinGrace(stopped: Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, STOP_GRACE_MS).unref();
+    void stopped.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 async function runOne(
@@ -111,8 +118,8 @@ async function runOne(
   invocation: Omit<GatewayInvocation, 'signal'>,
   timeoutMs: number,
   parent: Cancellation,
-): Promise<{ outcome: ToolOutcome; stopped: Promise<void> }> {
-  if (parent.aborted) return { outcome: toolError('the request was cancelled.', 'fatal'), stopped: Promise.resolve() };
+): Promise<{ outcome: ToolOutcome; stopped: Promise<void> | undefined }> {
+  if (parent.aborted) return { outcome: toolError('the request was cancelled.', 'fatal'), stopped: undefined };
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
@@ -125,10 +132,14 @@ async function runOne(
     }, timeoutMs);
     controller.signal.addEventListener('abort', () => resolve(toolError('the tool call was cancelled.', 'fatal')), { once: true });
   });
-  const running = run(withFields(invocation, { signal: controller.signal })).catch((err: unknown) => toolError(errorMessage(err), 'fatal'));
+  let finished = false;
+  const running = run(withFields(invocation, { signal: controller.signal }))
+    .catch((err: unknown) => toolError(errorMessage(err), 'fatal'))
+    .then((outcome) => ((finished = true), outcome));
   try {
     const outcome = await Promise.race([running, stoppedEarly]);
-    return { outcome, stopped: running.then(() => undefined) };
+    // `stopped`: only for a call cut short (timed out, cancelled) that may still be running
+    return { outcome, stopped: finished ? undefined : running.then(() => undefined) };
   } finally {
     // no abort after a call finished: protocols such as MCP would send a needless cancellation
     clearTimeout(timer);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { classifyRound } from '../../src/engine/classify.js';
 import type { PendingGatewayCall } from '../../src/engine/types.js';
 import { runGatewayCalls } from '../../src/engine/scheduler.js';
@@ -127,6 +127,31 @@ describe('scheduler', () => {
 });
 
 describe('scheduler with an executor that ignores its abort', () => {
+  it('calls that finish leave no timer behind (the stop grace is only for a call cut short)', async () => {
+    const trace = newTrace();
+    const e = entry('quick', sleepingExecution(trace, { parallelSafe: false }));
+    // every timer made while the round runs, until it fires or is cleared
+    const pending = new Set<NodeJS.Timeout>();
+    const realSet = globalThis.setTimeout;
+    const realClear = globalThis.clearTimeout;
+    const setSpy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      const timer: NodeJS.Timeout = realSet((...a: unknown[]) => (pending.delete(timer), fn(...a)), ms, ...args);
+      pending.add(timer);
+      return timer;
+    }) as typeof setTimeout);
+    const clearSpy = vi.spyOn(globalThis, 'clearTimeout').mockImplementation(((timer: NodeJS.Timeout) => (pending.delete(timer), realClear(timer))) as typeof clearTimeout);
+    try {
+      const outcomes = await runGatewayCalls([call('a', e, { ms: 1 }), call('b', e, { ms: 1 }), call('c', e, { ms: 1 })], { maxConcurrent: 4 }, emitter, new AbortController().signal);
+      expect(outcomes.map((o) => o.kind)).toEqual(['ok', 'ok', 'ok']);
+      // the slots release their window after reporting their outcomes
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(pending.size).toBe(0);
+    } finally {
+      setSpy.mockRestore();
+      clearSpy.mockRestore();
+    }
+  });
+
   it('a timed-out call keeps its same-name turn until it really stops, so calls never overlap', async () => {
     let executing = 0;
     let maxExecuting = 0;
