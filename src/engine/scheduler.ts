@@ -3,7 +3,7 @@ import { parseJsonObject } from '../util/json.js';
 import { withFields } from '../util/objects.js';
 import { ToolTimeoutError, toolError, type GatewayInvocation, type ItemEmitter, type PlannedInvocation, type ToolOutcome } from '../tools/types.js';
 import type { PendingGatewayCall } from './types.js';
-import type { Cancellation } from '../util/abort.js';
+import { TurnAbort, type Cancellation } from '../util/abort.js';
 
 export interface SchedulerOptions {
   /** Sliding window: at most this many gateway calls run at once. */
@@ -120,7 +120,8 @@ async function runOne(
   parent: Cancellation,
 ): Promise<{ outcome: ToolOutcome; stopped: Promise<void> | undefined }> {
   if (parent.aborted) return { outcome: toolError('the request was cancelled.', 'fatal'), stopped: undefined };
-  const controller = new AbortController();
+  // the call's own abort (the request's, or its timeout); the tool gets its real AbortSignal
+  const controller = new TurnAbort();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
@@ -130,7 +131,7 @@ async function runOne(
       resolve(toolError(`the tool call timed out after ${timeoutMs} ms.`, 'fatal'));
       controller.abort(new ToolTimeoutError(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
-    controller.signal.addEventListener('abort', () => resolve(toolError('the tool call was cancelled.', 'fatal')), { once: true });
+    controller.addEventListener('abort', () => resolve(toolError('the tool call was cancelled.', 'fatal')));
   });
   let finished = false;
   const running = run(withFields(invocation, { signal: controller.signal }))

@@ -38,7 +38,6 @@ export class GatewayMetrics {
   private readonly toolCalls = new RecordedCounter('switchyard_tool_calls_total', 'Tool calls by public type, owner (gateway | client) and outcome', ['type', 'owner', 'outcome'], this.registry);
   private readonly toolDuration = new RecordedHistogram('switchyard_tool_call_duration_seconds', 'Gateway-owned tool call duration by tool type', LATENCY_BUCKETS, ['type'], this.registry);
   private readonly incomplete = new Counter({ name: 'switchyard_responses_incomplete_total', help: 'Incomplete responses by reason', labelNames: ['reason'], registers: [this.registry] });
-
   private readonly mcpFailures = new Counter({ name: 'switchyard_mcp_failures_total', help: 'MCP tools/list and tools/call failures by server label', labelNames: ['server', 'operation'], registers: [this.registry] });
   private readonly storeErrors = new Counter({ name: 'switchyard_store_errors_total', help: 'Store operations that failed', labelNames: ['operation'], registers: [this.registry] });
   private readonly failovers = new Counter({ name: 'switchyard_upstream_failovers_total', help: 'Requests moved to the next candidate upstream, by the upstream that failed', labelNames: ['upstream'], registers: [this.registry] });

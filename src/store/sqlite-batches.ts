@@ -6,6 +6,8 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
  * Group commit for the embedded store (issue 16: `store: true` at concurrency). Every stored turn
  * writes its run and response when it starts and settles when it ends; each as its own
@@ -15,8 +17,6 @@ interface Job {
  * committed, so what a client is told is stored is stored. A lone write waits only for the end of
  * the current loop turn.
  */
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
 export class SqliteWriteBatches {
   private pending: Job[] = [];
   /**
