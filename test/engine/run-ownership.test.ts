@@ -32,10 +32,16 @@ describe('RunOwnership: lease renewals', () => {
   let ownership: RunOwnership | undefined;
   afterEach(() => ownership?.close());
 
-  it('a renewal racing the release of its lease leaves the conversation free', async () => {
+  /** An in-memory store, `conversations` on its connection, and an ownership heart-beating every 5 ms. */
+  function setUp<C extends SqliteConversationStore>(makeConversations: (database: SqliteResponseStore['database']) => C) {
     const responses = new SqliteResponseStore(':memory:');
-    const conversations = new GatedRenewals(responses.database);
+    const conversations = makeConversations(responses.database);
     ownership = new RunOwnership(responses, conversations, pino({ level: 'silent' }), { heartbeatMs: 5, staleAfterMs: 60_000 });
+    return { responses, conversations, ownership };
+  }
+
+  it('a renewal racing the release of its lease leaves the conversation free', async () => {
+    const { conversations, ownership } = setUp((database) => new GatedRenewals(database));
     const conversation = await conversations.create({}, []);
     const lease = await ownership.acquireLease(conversation.id);
     expect(lease).toBeDefined();
@@ -52,9 +58,7 @@ describe('RunOwnership: lease renewals', () => {
   });
 
   it('a lease still held is renewed by the heartbeat', async () => {
-    const responses = new SqliteResponseStore(':memory:');
-    const conversations = new SqliteConversationStore(responses.database);
-    ownership = new RunOwnership(responses, conversations, pino({ level: 'silent' }), { heartbeatMs: 5, staleAfterMs: 60_000 });
+    const { responses, conversations, ownership } = setUp((database) => new SqliteConversationStore(database));
     const conversation = await conversations.create({}, []);
     // taken before the heartbeat runs: a lease of 30 minutes (UNRENEWED_LEASE_MS)
     const lease = await ownership.acquireLease(conversation.id);
