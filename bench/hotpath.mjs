@@ -29,7 +29,7 @@ import { startGateway } from '../dist/app.js';
 import { loadConfig } from '../dist/config/config.js';
 import { startSimulator } from '../dist/simulate/server.js';
 import { measure } from './lib/load.mjs';
-import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
+import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startReplayUpstreamChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { median, round } from './lib/stats.mjs';
 import { webSearchExecution } from './lib/fake-web-search.mjs';
 
@@ -145,24 +145,7 @@ async function childSections(tmpRoot, results) {
       results.codex = { perBody, meanAddedMedianMs: round(addedMean, 4), c64: { body: heaviest.name, direct: dRun, gateway: gRun, ratio: round(gRun.rps / dRun.rps, 3) } };
     }
 
-    if (ONLY.has('growth')) {
-      // gateway and simulator in their own processes, as deployed: in one process the
-      // simulator's parsing of multi-MB bodies would put its GC pauses on the gateway's turns
-      const gwPool = new Pool(gw.url, { connections: 1 });
-      const simPool = new Pool(direct, { connections: 1 });
-      const capture = async (body) => {
-        const text = (await timed(gwPool, '/v1/responses', body)).text;
-        const [upstream] = await sim.lastRequests(1);
-        return { response: JSON.parse(text), upstream: upstream === undefined ? [] : [JSON.stringify(upstream)] };
-      };
-      try {
-        results.growth = await conversationGrowth(join(tmpRoot, 'data'), capture, (body) => () => timed(gwPool, '/v1/responses', body), (body) => () => timed(simPool, '/v1/chat/completions', body));
-      } finally {
-        await gwPool.close();
-        await simPool.close();
-        await sim.lastRequests(0);
-      }
-    }
+    if (ONLY.has('growth')) results.growth = await conversationGrowth(tmpRoot, direct);
   } finally {
     await stopAll();
   }
@@ -251,53 +234,104 @@ function proseKB(kb, seed) {
 
 /**
  * Chains of depth 1, 10, 100, 1,000 stored in the gateway's SQLite file (cloned from one real
- * stored turn of ≈ 3 KB, with fresh response and item ids, linked by previous_response_id), then
- * a turn continued from each chain's tip, vs its upstream request replayed directly.
+ * stored turn of ≈ 5 KB, with fresh response and item ids, linked by previous_response_id), each
+ * continued as a conversation goes on: every measured turn continues from the one before it (so
+ * no turn finds its chain as another turn left it), vs the gateway's upstream request sent
+ * directly. Gateway and upstream each in a process of their own; the upstream answers every
+ * request with one recorded simulator answer after reading its body (bench/lib/replay-upstream.mjs).
  */
-async function conversationGrowth(dataDir, capture, gwReq, simReq) {
+async function conversationGrowth(tmpRoot, simOrigin) {
   const DEPTHS = [1, 10, 100, 1000];
-  log(`\nconversation growth: a turn continued from a chain of depth ${DEPTHS.join(', ')} (≈ 3 KB per stored turn) …`);
-  const template = await capture(JSON.stringify({ model: MODEL, input: proseKB(2.5, 1), stream: false, store: true }));
-  const db = new Database(join(dataDir, 'switchyard.db'));
-  const row = db.prepare('SELECT * FROM responses WHERE id = ?').get(template.response.id);
-  if (!row) throw new Error('growth: the template turn was not stored');
-  const columns = Object.keys(row);
-  const insert = db.prepare(`INSERT INTO responses (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
-  const freshId = (id) => `${id.slice(0, id.indexOf('_') + 1)}${randomBytes(12).toString('hex')}`;
-  const tips = {};
-  db.transaction(() => {
+  log(`\nconversation growth: turns continuing a chain of depth ${DEPTHS.join(', ')} (≈ 5 KB per stored turn) …`);
+  // the upstream answers as the simulator answers the same question: the template turn's long
+  // question gets its long answer (the simulator echoes it), and every measured turn's
+  // 'And then?' the simulator's short one
+  const templateInput = proseKB(2.5, 1);
+  const upstream = await startReplayUpstreamChild();
+  const answerAs = async (question) => {
+    const res = await fetch(`${simOrigin}/v1/chat/completions`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: question }], stream: true, stream_options: { include_usage: true } }) });
+    await upstream.answerWith(res.headers.get('content-type'), await res.text());
+  };
+  const dataDir = join(tmpRoot, 'growth-data');
+  const gw = await startGatewayChild({ port: await freePort(), upstream: upstream.url, dataDir });
+  const gwPool = new Pool(gw.url, { connections: 1 });
+  const upstreamPool = new Pool(upstream.origin, { connections: 1 });
+  const turn = async (previous) => {
+    const { ms, text } = await timed(gwPool, '/v1/responses', JSON.stringify({ model: MODEL, previous_response_id: previous, input: 'And then?', stream: false, store: true }));
+    const response = JSON.parse(text);
+    if (response.status !== 'completed') throw new Error(`growth: a turn ended ${response.status}`);
+    return { ms, id: response.id };
+  };
+  try {
+    await answerAs(templateInput);
+    const template = JSON.parse((await timed(gwPool, '/v1/responses', JSON.stringify({ model: MODEL, input: templateInput, stream: false, store: true }))).text);
+    await answerAs('And then?');
+    const tips = cloneChains(join(dataDir, 'switchyard.db'), template.id, DEPTHS);
+    // a fresh gateway: warmed up with turns of the kind measured (its first 300 turns of a conversation), discarded
+    let warm = template.id;
+    for (let i = 0; i < 300; i++) warm = (await turn(warm)).id;
+    const out = { perDepth: {} };
     for (const depth of DEPTHS) {
-      let previous = null;
-      for (let k = 0; k < depth; k++) {
-        const response = JSON.parse(row.response);
-        const inputItems = JSON.parse(row.input_items);
-        response.id = freshId(response.id);
-        response.previous_response_id = previous;
-        for (const item of [...inputItems, ...response.output]) if (typeof item.id === 'string') item.id = freshId(item.id);
-        insert.run({ ...row, id: response.id, previous_response_id: previous, response: JSON.stringify(response), input_items: JSON.stringify(inputItems) });
-        previous = response.id;
+      let tip = (await turn(tips[depth])).id;
+      const upstreamBody = Buffer.from(await upstream.lastBody());
+      const messages = JSON.parse(upstreamBody.toString()).messages.length;
+      if (messages !== 2 * depth + 1) throw new Error(`growth: depth ${depth} sent ${messages} messages upstream`);
+      // deep chains take a few ms more per turn: at least 60 pairs, so the median means something
+      const n = depth >= 100 ? Math.max(60, Math.round(N / 2)) : N;
+      const gateway = [];
+      const direct = [];
+      for (let i = 0; i < 20 + n; i++) {
+        const t = await turn(tip);
+        tip = t.id;
+        // the direct request is the one the chain's first measured turn sent: as many bytes within
+        // 1 % (each turn adds a short question and answer), answered the same
+        const d = await timed(upstreamPool, '/v1/chat/completions', upstreamBody);
+        if (i >= 20) {
+          gateway.push(t.ms);
+          direct.push(d.ms);
+        }
       }
-      tips[depth] = previous;
+      const m = { gateway: median(gateway), direct: median(direct) };
+      out.perDepth[depth] = { upstreamMessages: messages, upstreamBytes: upstreamBody.length, n, gatewayMedianMs: round(m.gateway, 4), directMedianMs: round(m.direct, 4), addedMedianMs: round(m.gateway - m.direct, 4) };
+      log(`   depth ${String(depth).padStart(4)}: ${String(messages).padStart(4)} upstream messages, ${String(upstreamBody.length).padStart(8)} B; gateway ${fmt(m.gateway)} ms, direct ${fmt(m.direct)} ms, added ${fmt(m.gateway - m.direct)} ms (n=${n})`);
     }
-  })();
-  db.close();
-  const out = { perDepth: {} };
-  for (const depth of DEPTHS) {
-    const body = JSON.stringify({ model: MODEL, previous_response_id: tips[depth], input: 'And then?', stream: false, store: true });
-    const first = await capture(body);
-    if (first.response.status !== 'completed' || first.upstream.length !== 1) throw new Error(`growth: depth ${depth} turn did not complete`);
-    const upstream = first.upstream[0];
-    const messages = JSON.parse(upstream).messages.length;
-    // deep chains answer slowly (5 MB each way) and vary by milliseconds: at least 30 pairs, so the median means something
-    const n = depth >= 1000 ? Math.max(30, Math.round(N / 10)) : depth >= 100 ? Math.max(40, Math.round(N / 4)) : N;
-    // the direct side sends bytes encoded once, as the gateway sends kept bytes: neither pays for
-    // encoding a multi-MB string on every request
-    const m = await interleaved({ gateway: gwReq(body), direct: simReq(Buffer.from(upstream)) }, Math.min(20, n), n);
-    out.perDepth[depth] = { upstreamMessages: messages, upstreamBytes: upstream.length, n, gatewayMedianMs: round(m.gateway, 4), directMedianMs: round(m.direct, 4), addedMedianMs: round(m.gateway - m.direct, 4) };
-    log(`   depth ${String(depth).padStart(4)}: ${String(messages).padStart(4)} upstream messages, ${String(upstream.length).padStart(8)} B; gateway ${fmt(m.gateway)} ms, direct ${fmt(m.direct)} ms, added ${fmt(m.gateway - m.direct)} ms (n=${n})`);
+    out.addedRatio1000vs1 = round(out.perDepth[1000].addedMedianMs / out.perDepth[1].addedMedianMs, 2);
+    return out;
+  } finally {
+    await gwPool.close();
+    await upstreamPool.close();
   }
-  out.addedRatio1000vs1 = round(out.perDepth[1000].addedMedianMs / out.perDepth[1].addedMedianMs, 2);
-  return out;
+}
+
+/** Chains of each depth cloned from the stored response `templateId` (fresh ids); their tips by depth. */
+function cloneChains(file, templateId, depths) {
+  const db = new Database(file);
+  try {
+    const row = db.prepare('SELECT * FROM responses WHERE id = ?').get(templateId);
+    if (!row) throw new Error('growth: the template turn was not stored');
+    const columns = Object.keys(row);
+    const insert = db.prepare(`INSERT INTO responses (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
+    const freshId = (id) => `${id.slice(0, id.indexOf('_') + 1)}${randomBytes(12).toString('hex')}`;
+    const tips = {};
+    db.transaction(() => {
+      for (const depth of depths) {
+        let previous = null;
+        for (let k = 0; k < depth; k++) {
+          const response = JSON.parse(row.response);
+          const inputItems = JSON.parse(row.input_items);
+          response.id = freshId(response.id);
+          response.previous_response_id = previous;
+          for (const item of [...inputItems, ...response.output]) if (typeof item.id === 'string') item.id = freshId(item.id);
+          insert.run({ ...row, id: response.id, previous_response_id: previous, response: JSON.stringify(response), input_items: JSON.stringify(inputItems) });
+          previous = response.id;
+        }
+        tips[depth] = previous;
+      }
+    })();
+    return tips;
+  } finally {
+    db.close();
+  }
 }
 
 // ---------- targets ----------

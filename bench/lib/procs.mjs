@@ -97,6 +97,42 @@ export async function startSimulatorChild() {
 }
 
 /**
+ * The replaying upstream child (bench/lib/replay-upstream.mjs): `answerWith(contentType, text)`
+ * sets the bytes every request is answered with, `lastBody()` is the last body it read.
+ */
+export async function startReplayUpstreamChild() {
+  const child = fork(new URL('./replay-upstream.mjs', import.meta.url), [], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const entry = track(child, 'replay upstream');
+  const { port } = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`replay upstream did not start within 10 s\n${entry.tail}`)), 10_000);
+    child.once('exit', (code) => reject(new Error(`replay upstream exited early (code ${code})\n${entry.tail}`)));
+    child.once('message', (msg) => {
+      clearTimeout(timer);
+      resolve(msg);
+    });
+  });
+  let nextId = 0;
+  const ask = (msg) =>
+    new Promise((resolve, reject) => {
+      const id = ++nextId;
+      const timer = setTimeout(() => reject(new Error(`replay upstream: no answer to ${msg.cmd}`)), 30_000);
+      child.on('message', function onMsg(reply) {
+        if (reply?.id !== id) return;
+        clearTimeout(timer);
+        child.off('message', onMsg);
+        resolve(reply);
+      });
+      child.send({ ...msg, id });
+    });
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    origin: `http://127.0.0.1:${port}`,
+    answerWith: (contentType, body) => ask({ cmd: 'answer', contentType, body }),
+    lastBody: async () => (await ask({ cmd: 'last' })).body,
+  };
+}
+
+/**
  * `node [nodeArgs] dist/cli.js serve …` as a child (in `root`: this checkout, or another build's
  * folder for bench/ab.mjs); resolves once GET /health answers 200.
  * `nodeArgs` defaults to BENCH_GATEWAY_NODE_ARGS (space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.

@@ -140,25 +140,48 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   };
 }
 
-/** A held chain's items and records, flattened once (the chain cache hands the same array every turn). */
-const flattenedChains = new WeakMap<readonly StoredResponse[], { items: readonly Item[]; records: readonly GatewayCallRecord[] }>();
+interface FlatChain {
+  items: readonly Item[];
+  records: readonly GatewayCallRecord[];
+}
+/**
+ * Held chains flattened, by their last record. The store's chain cache holds each record once and
+ * extends a held chain by the record just settled, so the next turn's chain is the last one plus
+ * one record: its flattening is the last one's plus that record's items (a copy of the array, not
+ * a walk of every record), and a conversation's cost per turn does not grow with its length.
+ */
+const flattenedChains = new WeakMap<StoredResponse, FlatChain>();
 
 /** The history a chain makes (its records' input and output, in order), as the caller's own arrays. */
 function chainHistory(chain: readonly StoredResponse[]): { history: Item[]; heldRecords: GatewayCallRecord[] } {
-  let flat = flattenedChains.get(chain);
+  const tip = chain.at(-1)!;
+  // only held records (frozen, never changed, always after the same records) are kept
+  const held = Object.isFrozen(tip);
+  let flat = held ? flattenedChains.get(tip) : undefined;
   if (flat === undefined) {
-    const items: Item[] = [];
-    const records: GatewayCallRecord[] = [];
-    for (const record of chain) {
-      for (const item of record.inputItems) items.push(item);
-      for (const item of record.response.output) items.push(item);
-      if (record.callRecords) for (const callRecord of record.callRecords) records.push(callRecord);
-    }
-    flat = { items, records };
-    // only a held chain (frozen records, never changed) comes again as the same array
-    if (Object.isFrozen(chain.at(-1))) flattenedChains.set(chain, flat);
+    const parent = held && chain.length > 1 ? flattenedChains.get(chain.at(-2)!) : undefined;
+    flat = parent ? withTip(parent, tip) : flatten(chain);
+    if (held) flattenedChains.set(tip, flat);
   }
   return { history: flat.items.slice(), heldRecords: flat.records.slice() };
+}
+
+function flatten(chain: readonly StoredResponse[]): FlatChain {
+  const items: Item[] = [];
+  const records: GatewayCallRecord[] = [];
+  for (const record of chain) {
+    for (const item of record.inputItems) items.push(item);
+    for (const item of record.response.output) items.push(item);
+    if (record.callRecords) for (const callRecord of record.callRecords) records.push(callRecord);
+  }
+  return { items, records };
+}
+
+function withTip(parent: FlatChain, tip: StoredResponse): FlatChain {
+  return {
+    items: parent.items.concat(tip.inputItems, tip.response.output),
+    records: tip.callRecords && tip.callRecords.length > 0 ? parent.records.concat(tip.callRecords) : parent.records,
+  };
 }
 
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */

@@ -2,7 +2,10 @@ import type { ServerResponse } from 'node:http';
 
 export interface SimulatorRequestRecord {
   path: string;
-  /** The parsed JSON body (the raw text when it was not valid JSON). */
+  /**
+   * The parsed JSON body (the raw text when it was not valid JSON); `null` once the log's recent
+   * bodies exceed 64 MB and this one is among the oldest.
+   */
   body: any;
   receivedAt: number;
   /** The client went away before the answer was completely written. */

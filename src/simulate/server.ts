@@ -35,13 +35,15 @@ export interface SimulatorOptions {
    * 400. Default: none (nothing listed, nothing refused).
    */
   maxModelLen?: number;
+  /** How many bytes of recent request bodies the request log keeps (default 64 MB; see `MAX_LOGGED_BODY_BYTES`). */
+  maxLoggedBodyBytes?: number;
 }
 
 export interface Simulator {
   /** Base URL including `/v1`, e.g. "http://127.0.0.1:45678/v1". */
   url: string;
   port: number;
-  /** Every POST received, oldest first (the last ~10,000 are kept). */
+  /** Every POST received, oldest first (the last ~10,000 are kept; bodies beyond the newest 64 MB are `null`). */
   requests: SimulatorRequestRecord[];
   /** Requests whose client went away before we finished writing. */
   abortedCount(): number;
@@ -57,6 +59,14 @@ export interface Simulator {
 }
 
 const MAX_RECORDS = 10_000;
+/**
+ * The request log keeps the bodies of its most recent requests up to this many bytes (of their
+ * raw JSON); older records keep their metadata and lose their body. Without it, a simulator
+ * answering multi-MB requests (a long conversation's history) held thousands of them parsed —
+ * gigabytes of heap, and garbage collections of a second that showed in every figure measured
+ * against it.
+ */
+const MAX_LOGGED_BODY_BYTES = 64 * 1024 * 1024;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const MAX_FAIL_KEYS = 10_000;
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -86,6 +96,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   });
 
   const requests: SimulatorRequestRecord[] = [];
+  const bodies = new RequestBodyBudget(opts.maxLoggedBodyBytes ?? MAX_LOGGED_BODY_BYTES, MAX_RECORDS);
   const failCounts = new Map<string, number>();
   const exchanges = new Set<Exchange>();
   const sockets = new Set<Socket>();
@@ -157,6 +168,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       };
       requests.push(record);
       if (requests.length > MAX_RECORDS) requests.splice(0, requests.length - MAX_RECORDS + MAX_RECORDS / 10);
+      bodies.logged(record, size);
 
       const ex = new Exchange(res, record);
       exchanges.add(ex);
@@ -366,4 +378,32 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       });
     },
   };
+}
+
+/** The log's bodies, oldest first, dropped (`body: null`) beyond the budget; the newest is always kept. */
+class RequestBodyBudget {
+  private readonly held: Array<{ record: SimulatorRequestRecord; bytes: number }> = [];
+  private oldest = 0;
+  private bytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    /** As many as the log keeps at most: older ones have left it already. */
+    private readonly maxEntries: number,
+  ) {}
+
+  logged(record: SimulatorRequestRecord, bytes: number): void {
+    this.held.push({ record, bytes });
+    this.bytes += bytes;
+    while ((this.bytes > this.maxBytes || this.held.length - this.oldest > this.maxEntries) && this.held.length - this.oldest > 1) {
+      const dropped = this.held[this.oldest++];
+      dropped.record.body = null;
+      this.bytes -= dropped.bytes;
+    }
+    // dropped entries leave the array now and then, not on every request
+    if (this.oldest > 1024) {
+      this.held.splice(0, this.oldest);
+      this.oldest = 0;
+    }
+  }
 }

@@ -4,7 +4,7 @@ import { keptToolsBytes } from './kept-tools.js';
 
 /** Below this many shared messages one `JSON.stringify` is cheaper than assembling kept bytes. */
 const MIN_SHARED_MESSAGES = 8;
-/** Shared messages sent one by one after a block before they are merged into a longer block. */
+/** Shared messages sent one by one after a block before they make a segment of it. */
 const REBLOCK_AFTER = 32;
 const MESSAGES_OPEN = '"messages":[';
 const TOOLS_HOLE = '"tools":[]';
@@ -13,11 +13,22 @@ const COMMA = Buffer.from(',');
 /** The JSON bytes of one shared (frozen) message, serialised once. */
 const bytesOf = new WeakMap<ChatMessage, Buffer>();
 
-/** The first `count` messages of a run of shared messages, serialised and joined by commas. */
+/**
+ * The bytes of a run of shared messages, as segments: each the bytes of some consecutive
+ * messages, joined by commas (every segment after the first starts with its comma). A longer run
+ * adds a segment and merges the last ones while the one before is no larger (a binary counter):
+ * a few segments per block, and every message's bytes copied a few times over a conversation's
+ * life instead of the whole run once per growth.
+ */
 interface Block {
-  /** The messages it holds: a block is used only where the request has exactly these. */
+  /** The messages it holds: a block is used only where the request has exactly these (or a prefix of its segments). */
   members: readonly ChatMessage[];
+  segments: readonly Segment[];
+}
+interface Segment {
   bytes: Buffer;
+  /** How many of the block's members the segments up to this one hold. */
+  end: number;
 }
 /** Blocks by the run's first message (a conversation's first stored message). */
 const blocks = new WeakMap<ChatMessage, Block>();
@@ -26,9 +37,9 @@ const blocks = new WeakMap<ChatMessage, Block>();
  * A chat request as the bytes sent upstream: exactly `JSON.stringify(request)`, as one string or
  * as a few large chunks. Frozen messages are a conversation's shared history (`encodeChatMessages`
  * keeps one message object per stored item, the same object every turn): their bytes are kept,
- * and a run of them is kept joined as a block that grows every `REBLOCK_AFTER` messages, so a turn
- * continued from a long `previous_response_id` chain neither serialises nor copies its whole
- * history again (issue 16) — the chunks go to the socket as they are.
+ * and a run of them is kept joined as a block of a few segments that grows every `REBLOCK_AFTER`
+ * messages, so a turn continued from a long `previous_response_id` chain neither serialises nor
+ * copies its whole history again (issue 16) — the chunks go to the socket as they are.
  */
 export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   const { messages } = request;
@@ -52,7 +63,8 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
     if (i > 0) pieces.push(COMMA);
     const block = Object.isFrozen(messages[i]) ? blockAt(messages, i) : undefined;
     if (block) {
-      chunks.push(Buffer.concat(pieces), block.bytes);
+      chunks.push(Buffer.concat(pieces));
+      for (const segment of block.segments) chunks.push(segment.bytes);
       pieces = [];
       i += block.members.length;
     } else {
@@ -84,27 +96,43 @@ function withTools(json: string, tools: Buffer): [Buffer, Buffer, Buffer] | unde
 function blockAt(messages: readonly ChatMessage[], start: number): Block | undefined {
   let run = 1;
   while (start + run < messages.length && Object.isFrozen(messages[start + run])) run++;
-  let block = blocks.get(messages[start]);
-  if (block !== undefined && !holds(messages, start, run, block)) block = undefined;
-  const covered = block?.members.length ?? 0;
-  if (run - covered >= REBLOCK_AFTER) {
-    const parts: Buffer[] = block ? [block.bytes] : [];
-    for (let i = start + covered; i < start + run; i++) {
-      if (parts.length > 0) parts.push(COMMA);
-      parts.push(messageBytes(messages[i]));
-    }
-    block = { members: messages.slice(start, start + run), bytes: Buffer.concat(parts) };
-    blocks.set(messages[start], block);
+  const kept = blocks.get(messages[start]);
+  // the segments of the kept block this run holds: all of them, or a prefix (a fork from earlier in the chain)
+  const held = kept === undefined ? 0 : heldSegments(messages, start, run, kept);
+  const covered = held === 0 ? 0 : kept!.segments[held - 1].end;
+  if (run - covered < REBLOCK_AFTER) return held === kept?.segments.length ? kept : held > 0 ? trimmed(messages, start, kept!, held) : undefined;
+  const segments = kept === undefined ? [] : kept.segments.slice(0, held);
+  const parts: Buffer[] = [];
+  for (let i = start + covered; i < start + run; i++) {
+    if (parts.length > 0 || covered > 0) parts.push(COMMA);
+    parts.push(messageBytes(messages[i]));
   }
+  segments.push({ bytes: Buffer.concat(parts), end: run });
+  while (segments.length >= 2 && segments[segments.length - 2].bytes.length <= segments[segments.length - 1].bytes.length) {
+    const last = segments.pop()!;
+    const before = segments.pop()!;
+    segments.push({ bytes: Buffer.concat([before.bytes, last.bytes]), end: last.end });
+  }
+  const block = { members: messages.slice(start, start + run), segments };
+  blocks.set(messages[start], block);
   return block;
 }
 
-/** Whether the run of `run` messages at `start` begins with exactly the block's messages. */
-function holds(messages: readonly ChatMessage[], start: number, run: number, block: Block): boolean {
-  const { members } = block;
-  if (members.length > run) return false;
-  for (let i = members.length - 1; i >= 0; i--) if (messages[start + i] !== members[i]) return false;
-  return true;
+/** How many of the block's segments the run of `run` messages at `start` holds exactly. */
+function heldSegments(messages: readonly ChatMessage[], start: number, run: number, block: Block): number {
+  const { members, segments } = block;
+  const limit = Math.min(run, members.length);
+  let same = 0;
+  while (same < limit && messages[start + same] === members[same]) same++;
+  let held = 0;
+  while (held < segments.length && segments[held].end <= same) held++;
+  return held;
+}
+
+/** The first `held` segments of a block, as a block of their own (not kept: the longer one stays). */
+function trimmed(messages: readonly ChatMessage[], start: number, block: Block, held: number): Block {
+  const segments = block.segments.slice(0, held);
+  return { members: messages.slice(start, start + segments[held - 1].end), segments };
 }
 
 function messageBytes(message: ChatMessage): Buffer {

@@ -576,3 +576,24 @@ describe('simulator: max_model_len and script alternatives', () => {
     expect((await json(bad)).error.message).toContain('when[0] must be');
   });
 });
+
+describe('simulator: request log', () => {
+  it('keeps the newest bodies within its byte budget and the metadata of every request', async () => {
+    const small = await startSimulator({ maxLoggedBodyBytes: 10_000 });
+    try {
+      const text = 'x'.repeat(4_000);
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${small.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `${i} ${text}` }] }) });
+        expect(res.status).toBe(200);
+        await res.text();
+      }
+      expect(small.requests).toHaveLength(3);
+      // ≈ 4 KB each: the newest two fit in 10,000 bytes, the oldest lost its body only
+      expect(small.requests[0].body).toBeNull();
+      expect(small.requests[0].path).toBe('/v1/chat/completions');
+      expect(small.requests.slice(1).map((r) => r.body.messages[0].content.slice(0, 2))).toEqual(['1 ', '2 ']);
+    } finally {
+      await small.close();
+    }
+  });
+});

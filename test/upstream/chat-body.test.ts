@@ -108,6 +108,35 @@ describe('chatRequestBody', () => {
     expect(bytesOf(chatRequestBody(mixed))).toBe(JSON.stringify(mixed));
   });
 
+  it('a conversation growing turn by turn keeps a few segments, copies each message a few times, and a regenerated turn reuses its prefix', () => {
+    const shared = history(700, 'g');
+    const seen = new Set<Buffer>();
+    let copied = 0;
+    let bodies: Buffer[] = [];
+    for (let end = 40; end <= shared.length; end += 3) {
+      const req = request([...shared.slice(0, end), { type: 'message', role: 'user', content: [{ type: 'text', text: `turn ${end}` }] }]);
+      bodies = chatRequestBody(req) as Buffer[];
+      expect(bytesOf(bodies)).toBe(JSON.stringify(req));
+      for (const chunk of bodies) {
+        if (chunk.length > 1000 && !seen.has(chunk)) copied += chunk.length;
+        seen.add(chunk);
+      }
+    }
+    const whole = Buffer.byteLength(JSON.stringify(request(shared).messages));
+    // a handful of chunks, not one per kept segment of 32 messages …
+    expect(bodies.length).toBeLessThan(16);
+    // … and the history's bytes copied about log2(messages / 32) times, not once per growth (≈ 50 ×)
+    expect(copied / whole).toBeLessThan(8);
+    // a turn continued again from a few turns back (a regenerated answer) sends the segments its
+    // prefix holds as they are, and the conversation goes on from either branch
+    const fork = request([...shared.slice(0, shared.length - 6), { type: 'message', role: 'user', content: [{ type: 'text', text: 'fork' }] }]);
+    const forkBody = chatRequestBody(fork) as Buffer[];
+    expect(bytesOf(forkBody)).toBe(JSON.stringify(fork));
+    expect(forkBody.filter((chunk) => chunk.length > 1000 && bodies.includes(chunk)).length).toBeGreaterThan(0);
+    const back = request([...shared, { type: 'message', role: 'user', content: [{ type: 'text', text: 'back' }] }]);
+    expect(bytesOf(chatRequestBody(back))).toBe(JSON.stringify(back));
+  });
+
   it('an assistant message kept for its item is not changed when a later call joins its turn', () => {
     const shared = history(20);
     const assistant = shared.findLast((item) => item.type === 'message' && item.role === 'assistant')!;
