@@ -276,8 +276,7 @@ async function conversationGrowth(tmpRoot, simOrigin) {
       const upstreamBody = Buffer.from(await upstream.lastBody());
       const messages = JSON.parse(upstreamBody.toString()).messages.length;
       if (messages !== 2 * depth + 1) throw new Error(`growth: depth ${depth} sent ${messages} messages upstream`);
-      // deep chains take a few ms more per turn: at least 60 pairs, so the median means something
-      const n = depth >= 100 ? Math.max(60, Math.round(N / 2)) : N;
+      const n = N;
       const gateway = [];
       const direct = [];
       for (let i = 0; i < 20 + n; i++) {

@@ -5,11 +5,12 @@ import { Errors, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
 import type { Item, TextConfig } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
-import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
+import type { GatewayCallRecord } from '../store/store.js';
 import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
+import { heldHistory, type HeldModelItems } from './held-history.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
@@ -26,14 +27,19 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Can
   const tenant = options.tenant ?? DEFAULT_TENANT;
   let history: Item[] = [];
   /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
-  let heldRecords: GatewayCallRecord[] = [];
+  let heldRecords: readonly GatewayCallRecord[] = [];
+  /** The chain's model items, made once (held-history.ts): only this turn's input is converted. */
+  let heldModel: HeldModelItems | undefined;
   if (request.previousResponseId !== null) {
     const chain = (await options.resolvePrevious?.(request.previousResponseId)) ?? (await ctx.store.chain(request.previousResponseId));
     // another tenant's response does not exist for this one
     if (!chain || (chain.at(-1)!.owner ?? DEFAULT_TENANT) !== tenant) {
       throw notFound(`Previous response with id '${request.previousResponseId}' not found.`, 'previous_response_not_found', 'previous_response_id');
     }
-    ({ history, heldRecords } = chainHistory(chain));
+    const held = heldHistory(chain);
+    history = held.items.slice();
+    heldRecords = held.records;
+    heldModel = held.model;
   }
   let conversationLease: string | undefined;
   if (request.conversationId !== null) {
@@ -55,16 +61,19 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Can
       throw notFound(`Conversation with id '${request.conversationId}' not found.`, 'conversation_not_found', 'conversation');
     }
     history.push(...items);
+    // the conversation's items come after the chain's: the held model items are not all of it
+    heldModel = undefined;
   }
   try {
-    return await prepareHolding(ctx, tenant, request, history, heldRecords, body, signal, conversationLease, options.dryRun === true);
+    return await prepareHolding(ctx, tenant, request, { items: history, records: heldRecords, model: heldModel }, body, signal, conversationLease, options.dryRun === true);
   } catch (err) {
     if (conversationLease) await ctx.ownership.releaseLease(request.conversationId!, conversationLease);
     throw err;
   }
 }
 
-async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, history: Item[], heldRecords: GatewayCallRecord[], body: unknown, signal: Cancellation, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, held: { items: Item[]; records: readonly GatewayCallRecord[]; model?: HeldModelItems }, body: unknown, signal: Cancellation, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
+  const history = held.items;
   const input = await resolveItemReferences(request.input, history, ctx.store, tenant);
   // tools declared inside the input (tool_search_output) load with their credentials; what is
   // stored and echoed never carries them
@@ -92,10 +101,20 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
 
   const conversation: ModelItem[] = [];
   if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
-  // one pass over history and input: an approval request (history) pairs with its answer (input);
   // a compaction item stands for everything before it
-  const effective = applyCompactions(priorItems);
-  conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, heldRecords, tenant)));
+  const heldModel = held.model !== undefined && !inputItems.some((item) => item.type === 'compaction') ? held.model : undefined;
+  const effective = heldModel ? priorItems : applyCompactions(priorItems);
+  /** Where images fetched over the network may start (held model items were looked at when they were made). */
+  let imagesFrom = 0;
+  if (heldModel) {
+    // the history's model items as held; the input converted after them (the history is context-free)
+    for (const item of heldModel.items) conversation.push(item);
+    if (!heldModel.remoteImages) imagesFrom = conversation.length;
+    conversation.push(...toModelItems(inputItems, registry, await callRecordsFor(ctx, inputItems, held.records, tenant)));
+  } else {
+    // one pass over history and input: an approval request (history) pairs with its answer (input)
+    conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, held.records, tenant)));
+  }
 
   const base = {
     model: request.model,
@@ -109,7 +128,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const toolsFollowRegistry = choice.restricted !== true;
   // the model server is never handed a URL to fetch unless the operator chose so — not for a
   // turn, a compaction or a token count (whose request the upstream may also resolve)
-  await ctx.options.images?.prepare(conversation, signal);
+  await ctx.options.images?.prepare(conversation, signal, imagesFrom);
   const contextManagement = dryRun ? null : parseContextManagement((body as { context_management?: unknown }).context_management);
   const autoCompaction = contextManagement
     ? await maybeCompact(ctx.upstream, { request, conversation, tools: choice.functions, base }, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: ctx.log })
@@ -140,50 +159,6 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   };
 }
 
-interface FlatChain {
-  items: readonly Item[];
-  records: readonly GatewayCallRecord[];
-}
-/**
- * Held chains flattened, by their last record. The store's chain cache holds each record once and
- * extends a held chain by the record just settled, so the next turn's chain is the last one plus
- * one record: its flattening is the last one's plus that record's items (a copy of the array, not
- * a walk of every record), and a conversation's cost per turn does not grow with its length.
- */
-const flattenedChains = new WeakMap<StoredResponse, FlatChain>();
-
-/** The history a chain makes (its records' input and output, in order), as the caller's own arrays. */
-function chainHistory(chain: readonly StoredResponse[]): { history: Item[]; heldRecords: GatewayCallRecord[] } {
-  const tip = chain.at(-1)!;
-  // only held records (frozen, never changed, always after the same records) are kept
-  const held = Object.isFrozen(tip);
-  let flat = held ? flattenedChains.get(tip) : undefined;
-  if (flat === undefined) {
-    const parent = held && chain.length > 1 ? flattenedChains.get(chain.at(-2)!) : undefined;
-    flat = parent ? withTip(parent, tip) : flatten(chain);
-    if (held) flattenedChains.set(tip, flat);
-  }
-  return { history: flat.items.slice(), heldRecords: flat.records.slice() };
-}
-
-function flatten(chain: readonly StoredResponse[]): FlatChain {
-  const items: Item[] = [];
-  const records: GatewayCallRecord[] = [];
-  for (const record of chain) {
-    for (const item of record.inputItems) items.push(item);
-    for (const item of record.response.output) items.push(item);
-    if (record.callRecords) for (const callRecord of record.callRecords) records.push(callRecord);
-  }
-  return { items, records };
-}
-
-function withTip(parent: FlatChain, tip: StoredResponse): FlatChain {
-  return {
-    items: parent.items.concat(tip.inputItems, tip.response.output),
-    records: tip.callRecords && tip.callRecords.length > 0 ? parent.records.concat(tip.callRecords) : parent.records,
-  };
-}
-
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
 async function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
   const records = new Map(held.map((record) => [record.itemId, record]));
@@ -194,21 +169,46 @@ async function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: 
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */
 function checkOutputsPaired(history: readonly Item[], input: readonly Item[]): void {
-  // the history's calls are collected only when there is an output to pair (a long chain, once)
   if (!input.some((item) => CLIENT_OUTPUT_ITEMS.has(item.type))) return;
-  const callIds = new Set<string>();
-  for (const item of history) if (typeof item.call_id === 'string' && !CLIENT_OUTPUT_ITEMS.has(item.type)) callIds.add(item.call_id);
+  const historyCalls = new HistoryCalls(history);
+  const inputCalls = new Set<string>();
   input.forEach((item, i) => {
     const callId = typeof item.call_id === 'string' ? item.call_id : undefined;
     if (CLIENT_CALL_ITEMS.has(item.type)) {
-      if (callId !== undefined) callIds.add(callId);
+      if (callId !== undefined) inputCalls.add(callId);
       return;
     }
-    if (CLIENT_OUTPUT_ITEMS.has(item.type) && (callId === undefined || !callIds.has(callId))) {
+    if (CLIENT_OUTPUT_ITEMS.has(item.type) && (callId === undefined || !(inputCalls.has(callId) || historyCalls.has(callId)))) {
       throw invalidRequest(`No tool call found for ${item.type} with call_id ${String(item.call_id)}.`, `input[${i}]`, 'invalid_value');
     }
   });
 }
+
+/** How far back from the history's end a call is looked for before all its calls are collected. */
+const RECENT_CALLS = 64;
+
+/**
+ * The `call_id`s of a history's calls. An output almost always answers a call of the last turn:
+ * the last items are looked at first, and the whole history (a long chain, once) only for an
+ * output they do not answer.
+ */
+class HistoryCalls {
+  private all: Set<string> | undefined;
+
+  constructor(private readonly history: readonly Item[]) {}
+
+  has(callId: string): boolean {
+    const { history } = this;
+    for (let j = history.length - 1; j >= Math.max(0, history.length - RECENT_CALLS); j--) if (isCallOf(history[j], callId)) return true;
+    if (this.all === undefined) {
+      this.all = new Set();
+      for (const item of history) if (typeof item.call_id === 'string' && !CLIENT_OUTPUT_ITEMS.has(item.type)) this.all.add(item.call_id);
+    }
+    return this.all.has(callId);
+  }
+}
+
+const isCallOf = (item: Item, callId: string): boolean => item.call_id === callId && !CLIENT_OUTPUT_ITEMS.has(item.type);
 
 /** The request's `text.format` in the model's terms. */
 function responseFormatOf(text: TextConfig): { responseFormat?: ModelResponseFormat } {

@@ -1,5 +1,5 @@
 import { invalidRequest } from '../errors.js';
-import type { ModelItem } from '../protocol/model.js';
+import type { ModelItem, ModelPart } from '../protocol/model.js';
 import { checkOutboundUrl, createGuardedFetch, OutboundBlockedError, outboundPolicy, resolveOutbound, type OutboundLookupOptions, type OutboundPolicy } from './outbound-guard.js';
 import { abortSignalOf, type Cancellation } from '../util/abort.js';
 
@@ -33,15 +33,16 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * a copy (model items of stored history are shared and frozen, never changed in place).
  */
 export interface ImageUrlHandler {
-  prepare(items: ModelItem[], signal: Cancellation): Promise<void>;
+  /** `from`: the items before it are known to hold no image fetched over the network. */
+  prepare(items: ModelItem[], signal: Cancellation, from?: number): Promise<void>;
 }
 
 export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler {
   if (options.mode === 'forward') return { prepare: async () => undefined };
   if (options.mode === 'reject') {
     return {
-      async prepare(items) {
-        if (remoteImageParts(items).length > 0) {
+      async prepare(items, _signal, from = 0) {
+        if (remoteImageParts(items, from).length > 0) {
           throw invalidRequest('Image URLs are not accepted by this gateway (limits.imageUrls is reject); send the image as a data URL instead.', 'input', 'image_url_not_allowed');
         }
       },
@@ -100,8 +101,8 @@ export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler
   }
 
   return {
-    async prepare(items, signal) {
-      const parts = remoteImageParts(items);
+    async prepare(items, signal, from = 0) {
+      const parts = remoteImageParts(items, from);
       if (parts.length === 0) return;
       const urls = [...new Set(parts.map((part) => part.part.url))];
       const inlined = new Map<string, string>();
@@ -120,14 +121,21 @@ export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler
 
 type ImagePart = { type: 'image'; url: string; detail?: string };
 
-/** The image parts whose URL is fetched over the network (not `data:`), with the index of their item. */
-function remoteImageParts(items: readonly ModelItem[]): Array<{ index: number; part: ImagePart }> {
+/** Whether a model item holds an image whose URL is fetched over the network (not `data:`). */
+export function holdsRemoteImage(item: ModelItem): boolean {
+  return item.type === 'message' && item.content.some(isRemoteImage);
+}
+
+const isRemoteImage = (part: ModelPart): part is ImagePart => part.type === 'image' && !part.url.startsWith('data:');
+
+/** The image parts (of the items from `from` on) whose URL is fetched over the network, with the index of their item. */
+function remoteImageParts(items: readonly ModelItem[], from: number): Array<{ index: number; part: ImagePart }> {
   const parts: Array<{ index: number; part: ImagePart }> = [];
-  for (let index = 0; index < items.length; index++) {
+  for (let index = from; index < items.length; index++) {
     const item = items[index];
     if (item.type !== 'message' || withoutRemoteImages.has(item)) continue;
     const before = parts.length;
-    for (const part of item.content) if (part.type === 'image' && !part.url.startsWith('data:')) parts.push({ index, part });
+    for (const part of item.content) if (isRemoteImage(part)) parts.push({ index, part });
     // shared history (frozen, the same objects every turn) is looked at once
     if (parts.length === before && Object.isFrozen(item)) withoutRemoteImages.add(item);
   }

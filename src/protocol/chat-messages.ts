@@ -38,7 +38,8 @@ export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay:
   // the shared history: a run of frozen items, after what the turn puts first (its instructions)
   let start = 0;
   while (start < items.length && !Object.isFrozen(items[start])) start++;
-  let end = start;
+  // the run kept last from this first item is compared, not looked at again (it was all frozen)
+  let end = start < items.length ? start + sameLength(items, start, keptFromFirst.get(items[start])?.items) : start;
   while (end < items.length && Object.isFrozen(items[end])) end++;
   if (end - start >= MIN_KEPT_PREFIX && (start === 0 || startsAfresh(items[start])) && startsAfresh(items[end])) {
     // what comes before may leave leading system text open (the history's first message closes
@@ -65,6 +66,17 @@ interface KeptHistory {
   messages: readonly ChatMessage[];
 }
 const keptHistories = new WeakMap<ModelItem, KeptHistory>();
+/** The run kept last by its first item: how far a request's shared items go is found by comparing. */
+const keptFromFirst = new WeakMap<ModelItem, KeptHistory>();
+
+/** How many of `run` (frozen items) the items at `start` begin with (the same objects). */
+function sameLength(items: readonly ModelItem[], start: number, run: readonly ModelItem[] | undefined): number {
+  if (run === undefined) return 0;
+  const limit = Math.min(items.length - start, run.length);
+  let same = 0;
+  while (same < limit && items[start + same] === run[same]) same++;
+  return same;
+}
 
 /**
  * Whether the messages of the items before `next` are the same whatever follows: a user or
@@ -100,7 +112,9 @@ function historyMessages(items: readonly ModelItem[], start: number, end: number
 
 function keep(items: readonly ModelItem[], start: number, end: number, replay: ReasoningReplay, messages: ChatMessage[]): readonly ChatMessage[] {
   Object.freeze(messages);
-  keptHistories.set(items[end - 1], { items: items.slice(start, end), replay, messages });
+  const kept = { items: items.slice(start, end), replay, messages };
+  keptHistories.set(items[end - 1], kept);
+  keptFromFirst.set(items[start], kept);
   return messages;
 }
 

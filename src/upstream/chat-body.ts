@@ -44,7 +44,7 @@ const blocks = new WeakMap<ChatMessage, Block>();
 export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   const { messages } = request;
   let shared = 0;
-  for (const message of messages) if (Object.isFrozen(message)) shared++;
+  for (let i = 0; i < messages.length && shared < MIN_SHARED_MESSAGES; i++) if (Object.isFrozen(messages[i])) shared++;
   // the tools' bytes are kept across requests and rounds (kept-tools.ts), and sent as they are
   const tools = request.tools !== undefined && request.tools.length > 0 ? keptToolsBytes(request.tools) : undefined;
   if (shared < MIN_SHARED_MESSAGES) {
@@ -94,11 +94,15 @@ function withTools(json: string, tools: Buffer): [Buffer, Buffer, Buffer] | unde
 
 /** The block for the run of shared messages starting at `start`, made or grown when worth it. */
 function blockAt(messages: readonly ChatMessage[], start: number): Block | undefined {
-  let run = 1;
-  while (start + run < messages.length && Object.isFrozen(messages[start + run])) run++;
   const kept = blocks.get(messages[start]);
+  // the kept block's messages this request starts with (frozen, as they were when kept), then the
+  // shared messages after them: a long history is compared, not looked at again
+  const same = kept === undefined ? 1 : sameMembers(messages, start, kept.members);
+  let run = same;
+  while (start + run < messages.length && Object.isFrozen(messages[start + run])) run++;
   // the segments of the kept block this run holds: all of them, or a prefix (a fork from earlier in the chain)
-  const held = kept === undefined ? 0 : heldSegments(messages, start, run, kept);
+  let held = 0;
+  while (kept !== undefined && held < kept.segments.length && kept.segments[held].end <= same) held++;
   const covered = held === 0 ? 0 : kept!.segments[held - 1].end;
   if (run - covered < REBLOCK_AFTER) return held === kept?.segments.length ? kept : held > 0 ? trimmed(messages, start, kept!, held) : undefined;
   const segments = kept === undefined ? [] : kept.segments.slice(0, held);
@@ -118,15 +122,12 @@ function blockAt(messages: readonly ChatMessage[], start: number): Block | undef
   return block;
 }
 
-/** How many of the block's segments the run of `run` messages at `start` holds exactly. */
-function heldSegments(messages: readonly ChatMessage[], start: number, run: number, block: Block): number {
-  const { members, segments } = block;
-  const limit = Math.min(run, members.length);
+/** How many of `members` the messages at `start` begin with (the same objects). */
+function sameMembers(messages: readonly ChatMessage[], start: number, members: readonly ChatMessage[]): number {
+  const limit = Math.min(messages.length - start, members.length);
   let same = 0;
   while (same < limit && messages[start + same] === members[same]) same++;
-  let held = 0;
-  while (held < segments.length && segments[held].end <= same) held++;
-  return held;
+  return same;
 }
 
 /** The first `held` segments of a block, as a block of their own (not kept: the longer one stays). */

@@ -65,6 +65,22 @@ describe('a continued chain sends the model the same conversation, cached or not
     expect(cold.filter((m: any) => m.role === 'user' && String(m.content).startsWith('question 0 with "quotes", unicode ✓'))).toHaveLength(1);
   });
 
+  it('an output may answer a call far back in the chain; one that answers no call is refused', async () => {
+    // the chain's first function call (turn 3), more than a hundred items before its tip
+    let first: any;
+    for (let id: string | null = tip; id; ) {
+      const response: any = await client.responses.retrieve(id);
+      first = response.output.find((o: any) => o.type === 'function_call') ?? first;
+      id = response.previous_response_id;
+    }
+    expect(first.arguments).toContain('City 3');
+    const late = await client.responses.create({ model: 'm', input: [{ type: 'function_call_output', call_id: first.call_id, output: 'late answer' }], tools: [weather] as any, previous_response_id: tip, store: false });
+    expect(late.status).toBe('completed');
+    const unknown = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: [{ type: 'function_call_output', call_id: 'call_nobody_made', output: '42' }], previous_response_id: tip }) });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as any).error).toMatchObject({ code: 'invalid_value', param: 'input[0]' });
+  });
+
   it('two continuations of one tip (a fork) and a longer chain each get their own history', async () => {
     const forkA = await client.responses.create({ model: 'm', input: 'fork A', previous_response_id: tip, tools: [weather] as any });
     const forkB = await client.responses.create({ model: 'm', input: 'fork B', previous_response_id: tip, tools: [weather] as any });

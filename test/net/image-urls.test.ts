@@ -123,6 +123,22 @@ describe('limits.imageUrls: inline (the default)', () => {
     expect(simulator.requests.length).toBe(before);
   });
 
+  it('an image in a continued chain is fetched again for every turn after it, and never sent as its URL', async () => {
+    imageHits.length = 0;
+    const first = await create(tg, imageInput(`${imageBase}/cat.png`));
+    expect(first.status).toBe(200);
+    let previous = first.body.id as string;
+    // long enough a chain for the held history's model items to be kept and reused
+    for (let turn = 0; turn < 4; turn++) {
+      const res = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: `and then ${turn}?`, previous_response_id: previous }) });
+      const body = (await res.json()) as Json;
+      expect(res.status).toBe(200);
+      expect(imageUrlSentUpstream()).toBe(`data:image/png;base64,${PNG.toString('base64')}`);
+      previous = body.id;
+    }
+    expect(imageHits).toEqual(Array(5).fill('/cat.png'));
+  });
+
   it('a data URL is passed on as it is, nothing fetched', async () => {
     imageHits.length = 0;
     const dataUrl = `data:image/png;base64,${PNG.toString('base64')}`;

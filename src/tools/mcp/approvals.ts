@@ -40,6 +40,8 @@ async function resolveApprovals(
   check: (id: string, digest: string) => Promise<ApprovalVerdict>,
   offered?: ReadonlySet<string>,
 ): Promise<ApprovedCall[]> {
+  // nothing to check without an answer (and a long history is not walked for nothing)
+  if (!input.some((item) => item.type === 'mcp_approval_response')) return [];
   const requests = new Map<string, McpApprovalRequestItem>();
   const used = new Set<string>();
   for (const item of history) {
