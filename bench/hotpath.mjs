@@ -6,11 +6,12 @@
 // 2. Codex request bodies (test/fixtures/codex) through the gateway vs the exact upstream request
 //    it sent, replayed directly: added median at c=1 per body, throughput ratio at c=64
 // 3. a 5-round gateway tool loop and a client function round trip        — ≤ 0.2 ms per round beyond the upstream
-// 4. conversation growth: a turn continued from a previous_response_id chain of depth 1, 10,
-//    100, 1,000 (each stored turn ≈ 3 KB) — added latency at depth 1,000 within 2× of depth 1
+// 4. conversation growth: turns continuing previous_response_id chains of depth 1, 10, 100,
+//    1,000 (each stored turn ≈ 5 KB) — added latency at depth 1,000 within 2× of depth 1
 //
-// 1, 2 and 4 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data
-// dir; the upstream requests are read back from the simulator over IPC); 3 an in-process
+// 1 and 2 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data dir;
+// the upstream requests are read back from the simulator over IPC); 4 a gateway child of its own
+// in front of a replaying upstream child (bench/lib/replay-upstream.mjs); 3 an in-process
 // simulator and gateway (startGateway). See bench/README.md for the method.
 //
 // Knobs: BENCH_HOTPATH_SECONDS (4, measured seconds per load run), BENCH_HOTPATH_WARMUP (1),
@@ -20,9 +21,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import pino from 'pino';
 import { Pool } from 'undici';
 import { startGateway } from '../dist/app.js';
@@ -32,6 +31,7 @@ import { measure } from './lib/load.mjs';
 import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startReplayUpstreamChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { median, round } from './lib/stats.mjs';
 import { webSearchExecution } from './lib/fake-web-search.mjs';
+import { cloneChains } from './lib/chains.mjs';
 
 const SECONDS = Number(process.env.BENCH_HOTPATH_SECONDS ?? 4);
 const WARMUP = Number(process.env.BENCH_HOTPATH_WARMUP ?? 1);
@@ -299,37 +299,6 @@ async function conversationGrowth(tmpRoot, simOrigin) {
   } finally {
     await gwPool.close();
     await upstreamPool.close();
-  }
-}
-
-/** Chains of each depth cloned from the stored response `templateId` (fresh ids); their tips by depth. */
-function cloneChains(file, templateId, depths) {
-  const db = new Database(file);
-  try {
-    const row = db.prepare('SELECT * FROM responses WHERE id = ?').get(templateId);
-    if (!row) throw new Error('growth: the template turn was not stored');
-    const columns = Object.keys(row);
-    const insert = db.prepare(`INSERT INTO responses (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
-    const freshId = (id) => `${id.slice(0, id.indexOf('_') + 1)}${randomBytes(12).toString('hex')}`;
-    const tips = {};
-    db.transaction(() => {
-      for (const depth of depths) {
-        let previous = null;
-        for (let k = 0; k < depth; k++) {
-          const response = JSON.parse(row.response);
-          const inputItems = JSON.parse(row.input_items);
-          response.id = freshId(response.id);
-          response.previous_response_id = previous;
-          for (const item of [...inputItems, ...response.output]) if (typeof item.id === 'string') item.id = freshId(item.id);
-          insert.run({ ...row, id: response.id, previous_response_id: previous, response: JSON.stringify(response), input_items: JSON.stringify(inputItems) });
-          previous = response.id;
-        }
-        tips[depth] = previous;
-      }
-    })();
-    return tips;
-  } finally {
-    db.close();
   }
 }
 

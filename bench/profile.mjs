@@ -4,11 +4,13 @@
 //
 // A simulator child and a gateway child started with NODE_OPTIONS=--cpu-prof; after a warm-up,
 // BENCH_PROFILE_SECONDS (6) of each workload at concurrency 32: blocking store:false, streaming
-// store:false, blocking store:true, and the Codex body fallback-tool/0002 (streaming). The gateway
+// store:false, blocking store:true, and the Codex body fallback-tool/0002 (streaming); and, only
+// when named in BENCH_PROFILE_ONLY, `growth`: a conversation continued turn after turn (blocking,
+// store:true, each turn from the last) from a 1,000-deep chain (bench/lib/chains.mjs). The gateway
 // is stopped with SIGTERM (V8 writes the profile on exit), and the samples after start-up and
 // warm-up are summarised (top functions and files by self time).
 // Knobs: BENCH_PROFILE_SECONDS (6), BENCH_PROFILE_LABEL (current), BENCH_PROFILE_TOP (45),
-// BENCH_PROFILE_ONLY (blocking,streaming,store,codex: the workloads to run), BENCH_PROFILE_KEEP
+// BENCH_PROFILE_ONLY (blocking,streaming,store,codex: the workloads to run; growth), BENCH_PROFILE_KEEP
 // (a path to copy the raw .cpuprofile to, e.g. for Chrome DevTools).
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { measure } from './lib/load.mjs';
 import { freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { summarise } from './lib/profile-summary.mjs';
+import { cloneChains } from './lib/chains.mjs';
 
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 6);
 const LABEL = process.env.BENCH_PROFILE_LABEL ?? 'current';
@@ -43,13 +46,20 @@ async function main() {
     ]
       .filter(([key]) => ONLY.has(key))
       .map(([, name, body]) => [name, body]);
+    const growth = ONLY.has('growth') ? await growthConversation(url, join(tmpRoot, 'data')) : undefined;
     // warm-up (JIT), left out of the summary
     for (const [, body] of workloads) await measure({ url, body, connections: 32, seconds: 1, warmupSeconds: 0 });
+    if (growth) await growth.run(1);
     const skipMs = Date.now() - t0;
     const lines = [];
     for (const [name, body] of workloads) {
       const r = await measure({ url, body, connections: 32, seconds: SECONDS, warmupSeconds: 0 });
       lines.push(`${name}: ${r.requests} requests, ${r.rps.toFixed(0)} req/s, p50 ${r.latencyMs.p50.toFixed(2)} ms`);
+      console.log(lines[lines.length - 1]);
+    }
+    if (growth) {
+      const turns = await growth.run(SECONDS);
+      lines.push(`growth: ${turns} turns continuing a conversation from a 1,000-deep chain, one at a time`);
       console.log(lines[lines.length - 1]);
     }
     gw.child.kill('SIGTERM');
@@ -61,7 +71,7 @@ async function main() {
     const out = fileURLToPath(new URL(`./profile-${LABEL}.txt`, import.meta.url));
     const header = [
       `# Gateway CPU profile (${LABEL}), ${new Date().toISOString()}, node ${process.version}`,
-      `# node bench/profile.mjs: gateway child with --cpu-prof, concurrency 32, ${SECONDS}s per workload; start-up and warm-up left out`,
+      `# node bench/profile.mjs (BENCH_PROFILE_ONLY=${[...ONLY].join(',')}): gateway child with --cpu-prof, concurrency 32, ${SECONDS}s per workload; start-up and warm-up left out`,
       '# shared 2-core machine under load from other jobs: compare shares (%), not absolute ms',
       ...lines.map((l) => `#   ${l}`),
       '',
@@ -72,6 +82,25 @@ async function main() {
     await stopAll();
     await cleanupTmp();
   }
+}
+
+/** A conversation at depth 1,000: `run(seconds)` continues it turn after turn, and says how many. */
+async function growthConversation(url, dataDir) {
+  const turn = async (previous, input = 'And then?') => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, input, previous_response_id: previous, stream: false, store: true }) });
+    const body = await res.json();
+    if (res.status !== 200 || body.status !== 'completed') throw new Error(`growth turn: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    return body.id;
+  };
+  const template = await turn(undefined, 'gateway stream response model token '.repeat(70));
+  let tip = cloneChains(join(dataDir, 'switchyard.db'), template, [1000])[1000];
+  return {
+    async run(seconds) {
+      let turns = 0;
+      for (const end = Date.now() + seconds * 1000; Date.now() < end; turns++) tip = await turn(tip);
+      return turns;
+    },
+  };
 }
 
 main().then(

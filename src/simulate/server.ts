@@ -19,6 +19,7 @@ import { planRound, promptTokensOf } from './planner.js';
 import type { RoundPlan, SimRequest } from './script-types.js';
 import { chatRequestToSim, responsesRequestToSim } from './sim-request.js';
 import { Exchange, type SimulatorRequestRecord } from './exchange.js';
+import { MAX_LOGGED_BODY_BYTES, RequestBodyBudget } from './request-log.js';
 
 export type { SimulatorRequestRecord };
 
@@ -59,14 +60,6 @@ export interface Simulator {
 }
 
 const MAX_RECORDS = 10_000;
-/**
- * The request log keeps the bodies of its most recent requests up to this many bytes (of their
- * raw JSON); older records keep their metadata and lose their body. Without it, a simulator
- * answering multi-MB requests (a long conversation's history) held thousands of them parsed —
- * gigabytes of heap, and garbage collections of a second that showed in every figure measured
- * against it.
- */
-const MAX_LOGGED_BODY_BYTES = 64 * 1024 * 1024;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const MAX_FAIL_KEYS = 10_000;
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -378,32 +371,4 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       });
     },
   };
-}
-
-/** The log's bodies, oldest first, dropped (`body: null`) beyond the budget; the newest is always kept. */
-class RequestBodyBudget {
-  private readonly held: Array<{ record: SimulatorRequestRecord; bytes: number }> = [];
-  private oldest = 0;
-  private bytes = 0;
-
-  constructor(
-    private readonly maxBytes: number,
-    /** As many as the log keeps at most: older ones have left it already. */
-    private readonly maxEntries: number,
-  ) {}
-
-  logged(record: SimulatorRequestRecord, bytes: number): void {
-    this.held.push({ record, bytes });
-    this.bytes += bytes;
-    while ((this.bytes > this.maxBytes || this.held.length - this.oldest > this.maxEntries) && this.held.length - this.oldest > 1) {
-      const dropped = this.held[this.oldest++];
-      dropped.record.body = null;
-      this.bytes -= dropped.bytes;
-    }
-    // dropped entries leave the array now and then, not on every request
-    if (this.oldest > 1024) {
-      this.held.splice(0, this.oldest);
-      this.oldest = 0;
-    }
-  }
 }

@@ -11,7 +11,7 @@ import { deepFreeze } from '../../src/util/freeze.js';
 
 let next = 0;
 const id = (prefix: string) => `${prefix}_${++next}`;
-const user = (text: string): Item => ({ id: id('msg'), type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
+const user = (text: string): Item => ({ id: id('msg'), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text }] });
 const assistant = (text: string): Item => ({ id: id('msg'), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
 
 /** A stored record as the chain cache holds it: frozen. */
