@@ -27,8 +27,9 @@ export interface HeldModelItems {
  * Held histories by their chain's last record. The store's chain cache holds each record once and
  * extends a held chain by the record just settled, so the next turn's chain is the last one plus
  * one record: its history is the last one's plus that record's items — a copy of two arrays, not
- * a walk of every item — and its model items the last one's plus that record's, converted.
- * Only held records (frozen: never changed, always after the same records) are kept.
+ * a walk of every item — and its model items the last one's plus that record's, converted (and
+ * the last one's is let go). Only held records (frozen: never changed, always after the same
+ * records) are kept.
  */
 const heldHistories = new WeakMap<StoredResponse, HeldHistory>();
 
@@ -41,6 +42,9 @@ export function heldHistory(chain: readonly StoredResponse[]): HeldHistory {
     const parent = held && chain.length > 1 ? heldHistories.get(chain.at(-2)!) : undefined;
     history = parent ? extended(parent, tip) : extended({ items: [], records: [], model: { items: [], remoteImages: false } }, ...chain);
     if (held) heldHistories.set(tip, history);
+    // a conversation keeps one held history, its newest: one per record would keep Σ depth items
+    // alive for a long chain (a turn continued again from an earlier response builds its own anew)
+    if (parent) heldHistories.delete(chain.at(-2)!);
   }
   return history;
 }

@@ -48,6 +48,12 @@ describe('heldHistory', () => {
     }
     // the same chain again (a new array, the same records) is the same held history
     expect(heldHistory([...records])).toBe(previous);
+    // one held history per conversation, its newest: continued again from an earlier response
+    // (a regenerated answer), the chain's is built anew, and is the same
+    const earlier = records.slice(0, 20);
+    const again = heldHistory(earlier);
+    expect(again.model?.items).toEqual(toModelItems(itemsOf(earlier), new ToolRegistry()));
+    expect(heldHistory(earlier)).toBe(again);
   });
 
   it('a remote image is noted, a data URL is not', () => {
