@@ -161,7 +161,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       };
       requests.push(record);
       if (requests.length > MAX_RECORDS) requests.splice(0, requests.length - MAX_RECORDS + MAX_RECORDS / 10);
-      bodies.logged(record, size);
+      bodies.logged(record, Math.min(size, MAX_BODY_BYTES));
 
       const ex = new Exchange(res, record);
       exchanges.add(ex);
