@@ -13,6 +13,7 @@ import { DEFAULT_TENANT } from '../store/tenant.js';
 import { authenticate } from './authenticate.js';
 import type { Limiter } from './limiter.js';
 import { TurnAbort } from '../util/abort.js';
+import { deepFreeze } from '../util/freeze.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -304,7 +305,11 @@ class Connection {
   /** Caches a settled response with the chain it continued (resolved for its own turn). */
   private remember(record: StoredResponse, parentChain: readonly StoredResponse[] | undefined): void {
     if (this.closed) return;
-    this.touch(record.response.id, [...(parentChain ?? []), record]);
+    // held as the store's chain cache holds a record: decoded from its JSON and frozen, so the
+    // next turns reuse its model items and kept bytes (engine/held-history.ts) instead of
+    // converting and encoding the connection's whole history again on every turn
+    const held = deepFreeze(JSON.parse(JSON.stringify(record)) as StoredResponse);
+    this.touch(held.response.id, [...(parentChain ?? []), held]);
     while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
   }
 

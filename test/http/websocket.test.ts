@@ -309,6 +309,46 @@ describe('WebSocket mode: previous_response_id', () => {
     await client.close();
   });
 
+  it('a long conversation on one socket sends the model what the same conversation over HTTP sends', async () => {
+    const weather = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+    const turns = 30;
+    /** The input of turn `i`; every fifth turn the model calls the function, and the next answers it. */
+    const inputOf = (i: number, last: Ev | undefined, tag: string): unknown => {
+      const call = last && (last.output as Ev[]).find((o) => o.type === 'function_call');
+      if (i % 5 === 4 && call) return [{ type: 'function_call_output', call_id: call.call_id, output: `sunny ${i}` }];
+      if (i % 5 === 3) return scripted({ rounds: [{ tool_calls: [{ name: 'get_weather', arguments: { city: `City ${i}` } }] }] }, `q${i}`);
+      return `${tag} question ${i} "quoted" ✓`;
+    };
+    // over the socket, store:false: the chain lives in the connection's cache
+    const client = await Client.open();
+    let last: Ev | undefined;
+    for (let i = 0; i < turns; i++) {
+      client.create({ instructions: 'Be brief.', tools: [weather], input: inputOf(i, last, 'conv'), previous_response_id: last?.id, store: false });
+      const events = await client.readResponse();
+      expectGoodStream(events);
+      last = events.at(-1)!.response;
+    }
+    client.create({ instructions: 'Be brief.', tools: [weather], input: 'ws-final-question', previous_response_id: last!.id, store: false });
+    expectGoodStream(await client.readResponse());
+    const overSocket = simRequestWith('ws-final-question').messages as Ev[];
+    await client.close();
+    // over HTTP, stored: the chain comes from the store
+    let previous: Ev | undefined;
+    for (let i = 0; i < turns; i++) {
+      const res = await fetch(`${httpBase}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, instructions: 'Be brief.', tools: [weather], input: inputOf(i, previous, 'conv'), previous_response_id: previous?.id }) });
+      expect(res.status).toBe(200);
+      previous = (await res.json()) as Ev;
+    }
+    const final = await fetch(`${httpBase}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, instructions: 'Be brief.', tools: [weather], input: 'http-final-question', previous_response_id: previous!.id }) });
+    expect(final.status).toBe(200);
+    const overHttp = simRequestWith('http-final-question').messages as Ev[];
+    // the same conversation, but for the call ids the model minted and the last question
+    const same = (messages: Ev[]) => JSON.parse(JSON.stringify(messages).replace(/chatcmpl-tool-[0-9a-f]+/g, 'chatcmpl-tool-').replace(/(ws|http)-final-question/g, 'final'));
+    expect(same(overSocket)).toEqual(same(overHttp));
+    expect(overSocket.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['sunny 4', 'sunny 9', 'sunny 14', 'sunny 19', 'sunny 24', 'sunny 29']);
+    expect(overSocket[0]).toEqual({ role: 'system', content: 'Be brief.' });
+  });
+
   it('does not cache a failed turn', async () => {
     const client = await Client.open();
     client.create({ input: scripted({ rounds: [{ text: 'a b c d', error_after_chunks: 2 }] }), store: false });
