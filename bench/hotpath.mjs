@@ -248,10 +248,6 @@ async function conversationGrowth(tmpRoot, simOrigin) {
   // 'And then?' the simulator's short one
   const templateInput = proseKB(2.5, 1);
   const upstream = await startReplayUpstreamChild();
-  const answerAs = async (question) => {
-    const res = await fetch(`${simOrigin}/v1/chat/completions`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: question }], stream: true, stream_options: { include_usage: true } }) });
-    await upstream.answerWith(res.headers.get('content-type'), await res.text());
-  };
   const dataDir = join(tmpRoot, 'growth-data');
   const gw = await startGatewayChild({ port: await freePort(), upstream: upstream.url, dataDir });
   const gwPool = new Pool(gw.url, { connections: 1 });
@@ -263,9 +259,9 @@ async function conversationGrowth(tmpRoot, simOrigin) {
     return { ms, id: response.id };
   };
   try {
-    await answerAs(templateInput);
+    await upstream.answerAs(`${simOrigin}/v1`, templateInput);
     const template = JSON.parse((await timed(gwPool, '/v1/responses', JSON.stringify({ model: MODEL, input: templateInput, stream: false, store: true }))).text);
-    await answerAs('And then?');
+    await upstream.answerAs(`${simOrigin}/v1`, 'And then?');
     const tips = cloneChains(join(dataDir, 'switchyard.db'), template.id, DEPTHS);
     // a fresh gateway: warmed up with turns of the kind measured (its first 300 turns of a conversation), discarded
     let warm = template.id;

@@ -24,8 +24,7 @@ async function main() {
   try {
     const sim = await startSimulatorChild();
     const upstream = await startReplayUpstreamChild();
-    const answer = await fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'switchyard-sim', messages: [{ role: 'user', content: 'And then?' }], stream: true, stream_options: { include_usage: true } }) });
-    await upstream.answerWith(answer.headers.get('content-type'), await answer.text());
+    await upstream.answerAs(sim.url, 'And then?');
     const gw = await startGatewayChild({ port: await freePort(), upstream: upstream.url, dataDir: join(tmpRoot, 'data'), root });
     const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/v1/responses`);
     await new Promise((done, fail) => ws.once('open', done).once('error', fail));

@@ -97,8 +97,9 @@ export async function startSimulatorChild() {
 }
 
 /**
- * The replaying upstream child (bench/lib/replay-upstream.mjs): `answerWith(contentType, text)`
- * sets the bytes every request is answered with, `lastBody()` is the last body it read.
+ * The replaying upstream child (bench/lib/replay-upstream.mjs): `answerAs(simulatorUrl, question)`
+ * makes every request answered with the bytes of the simulator's streamed answer to `question`
+ * (a user message), `lastBody()` is the last body it read.
  */
 export async function startReplayUpstreamChild() {
   const child = fork(new URL('./replay-upstream.mjs', import.meta.url), [], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
@@ -127,7 +128,15 @@ export async function startReplayUpstreamChild() {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     origin: `http://127.0.0.1:${port}`,
-    answerWith: (contentType, body) => ask({ cmd: 'answer', contentType, body }),
+    async answerAs(simulatorUrl, question) {
+      const res = await fetch(`${simulatorUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'switchyard-sim', messages: [{ role: 'user', content: question }], stream: true, stream_options: { include_usage: true } }),
+      });
+      if (res.status !== 200) throw new Error(`the simulator answered ${res.status}`);
+      await ask({ cmd: 'answer', contentType: res.headers.get('content-type'), body: await res.text() });
+    },
     lastBody: async () => (await ask({ cmd: 'last' })).body,
   };
 }

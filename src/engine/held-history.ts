@@ -40,7 +40,7 @@ export function heldHistory(chain: readonly StoredResponse[]): HeldHistory {
   let history = held ? heldHistories.get(tip) : undefined;
   if (history === undefined) {
     const parent = held && chain.length > 1 ? heldHistories.get(chain.at(-2)!) : undefined;
-    history = parent ? extended(parent, tip) : extended({ items: [], records: [], model: { items: [], remoteImages: false } }, ...chain);
+    history = parent ? extended(parent, [tip]) : extended(NOTHING_YET, chain);
     if (held) heldHistories.set(tip, history);
     // a conversation keeps one held history, its newest: one per record would keep Σ depth items
     // alive for a long chain (a turn continued again from an earlier response builds its own anew)
@@ -49,7 +49,11 @@ export function heldHistory(chain: readonly StoredResponse[]): HeldHistory {
   return history;
 }
 
-function extended(history: HeldHistory, ...records: StoredResponse[]): HeldHistory {
+/** The history before a chain's first record. */
+const NOTHING_YET: HeldHistory = { items: [], records: [], model: { items: [], remoteImages: false } };
+
+/** `history` followed by `records`. */
+function extended(history: HeldHistory, records: readonly StoredResponse[]): HeldHistory {
   const added: Item[] = [];
   const callRecords: GatewayCallRecord[] = [];
   for (const record of records) {

@@ -39,7 +39,7 @@ export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay:
   let start = 0;
   while (start < items.length && !Object.isFrozen(items[start])) start++;
   // the run kept last from this first item is compared, not looked at again (it was all frozen)
-  let end = start < items.length ? start + sameLength(items, start, keptFromFirst.get(items[start])?.items) : start;
+  let end = start < items.length ? start + sameRunLength(items, start, keptFromFirst.get(items[start])?.items) : start;
   while (end < items.length && Object.isFrozen(items[end])) end++;
   if (end - start >= MIN_KEPT_PREFIX && (start === 0 || startsAfresh(items[start])) && startsAfresh(items[end])) {
     // what comes before may leave leading system text open (the history's first message closes
@@ -69,8 +69,11 @@ const keptHistories = new WeakMap<ModelItem, KeptHistory>();
 /** The run kept last by its first item: how far a request's shared items go is found by comparing. */
 const keptFromFirst = new WeakMap<ModelItem, KeptHistory>();
 
-/** How many of `run` (frozen items) the items at `start` begin with (the same objects). */
-function sameLength(items: readonly ModelItem[], start: number, run: readonly ModelItem[] | undefined): number {
+/**
+ * How many of `run` the items at `start` begin with (the same objects): how far a kept run of
+ * shared history still holds, found by comparing references (the transport's kept bytes too).
+ */
+export function sameRunLength<T>(items: readonly T[], start: number, run: readonly T[] | undefined): number {
   if (run === undefined) return 0;
   const limit = Math.min(items.length - start, run.length);
   let same = 0;

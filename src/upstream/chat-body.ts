@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatRequest } from '../protocol/chat.js';
+import { sameRunLength } from '../protocol/chat-messages.js';
 import { aroundHole } from '../util/kept-json.js';
 import { keptToolsBytes } from './kept-tools.js';
 
@@ -97,7 +98,7 @@ function blockAt(messages: readonly ChatMessage[], start: number): Block | undef
   const kept = blocks.get(messages[start]);
   // the kept block's messages this request starts with (frozen, as they were when kept), then the
   // shared messages after them: a long history is compared, not looked at again
-  const same = kept === undefined ? 1 : sameMembers(messages, start, kept.members);
+  const same = kept === undefined ? 1 : sameRunLength(messages, start, kept.members);
   let run = same;
   while (start + run < messages.length && Object.isFrozen(messages[start + run])) run++;
   // the segments of the kept block this run holds: all of them, or a prefix (a fork from earlier in the chain)
@@ -120,14 +121,6 @@ function blockAt(messages: readonly ChatMessage[], start: number): Block | undef
   const block = { members: messages.slice(start, start + run), segments };
   blocks.set(messages[start], block);
   return block;
-}
-
-/** How many of `members` the messages at `start` begin with (the same objects). */
-function sameMembers(messages: readonly ChatMessage[], start: number, members: readonly ChatMessage[]): number {
-  const limit = Math.min(messages.length - start, members.length);
-  let same = 0;
-  while (same < limit && messages[start + same] === members[same]) same++;
-  return same;
 }
 
 /** The first `held` segments of a block, as a block of their own (not kept: the longer one stays). */
