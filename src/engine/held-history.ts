@@ -4,7 +4,8 @@ import type { ModelItem } from '../protocol/model.js';
 import type { Item } from '../protocol/responses.js';
 import { holdsRemoteImage } from '../net/image-inline.js';
 import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
-import { ToolRegistry } from '../tools/registry.js';
+import { flattenedName } from '../tools/names.js';
+import { handlerForCallItem, ToolRegistry } from '../tools/registry.js';
 import { toModelItems } from './conversation.js';
 
 export interface HeldHistory {
@@ -21,6 +22,20 @@ export interface HeldModelItems {
   items: readonly ModelItem[];
   /** Whether one of them holds an image fetched over the network (looked at again every turn). */
   remoteImages: boolean;
+  /**
+   * The namespaced client tools whose calls they hold, by identity key (`nameKey`), each under
+   * the name it was replayed with: its flattened name. A turn whose registry declares one of them
+   * under another name (`namesHold`) converts the whole history instead.
+   */
+  namespaced: ReadonlyMap<string, NamespacedName>;
+}
+
+/** A namespaced client tool as a held call names it. */
+export interface NamespacedName {
+  type: string;
+  name: string;
+  namespace: string;
+  modelName: string;
 }
 
 /**
@@ -50,7 +65,7 @@ export function heldHistory(chain: readonly StoredResponse[]): HeldHistory {
 }
 
 /** The history before a chain's first record. */
-const NOTHING_YET: HeldHistory = { items: [], records: [], model: { items: [], remoteImages: false } };
+const NOTHING_YET: HeldHistory = { items: [], records: [], model: { items: [], remoteImages: false, namespaced: new Map() } };
 
 /** `history` followed by `records`. */
 function extended(history: HeldHistory, records: readonly StoredResponse[]): HeldHistory {
@@ -64,36 +79,74 @@ function extended(history: HeldHistory, records: readonly StoredResponse[]): Hel
   return {
     items: history.items.concat(added),
     records: callRecords.length > 0 ? history.records.concat(callRecords) : history.records,
-    model: history.model && added.every(contextFree) ? withModelItems(history.model, added) : undefined,
+    model: history.model ? withModelItems(history.model, added, callRecords) : undefined,
   };
 }
 
-function withModelItems(model: HeldModelItems, added: readonly Item[]): HeldModelItems {
-  const converted = toModelItems(added, NO_TOOLS);
-  return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage) };
+/** `model` followed by the model items of `added`, or undefined when one of them is not context-free. */
+function withModelItems(model: HeldModelItems, added: readonly Item[], callRecords: readonly GatewayCallRecord[]): HeldModelItems | undefined {
+  const recorded = new Map(callRecords.map((record) => [record.itemId, record]));
+  let namespaced = model.namespaced;
+  for (const item of added) {
+    if (!contextFree(item, recorded)) return undefined;
+    const assumed = namespacedName(item);
+    if (assumed === undefined || namespaced.has(nameKey(assumed))) continue;
+    // a new namespaced tool (rare): the map is copied, the parent's stays as it was
+    if (namespaced === model.namespaced) namespaced = new Map(namespaced);
+    (namespaced as Map<string, NamespacedName>).set(nameKey(assumed), assumed);
+  }
+  const converted = toModelItems(added, NO_TOOLS, recorded);
+  return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced };
 }
 
-/** Context-free items name no tool of the turn's: their conversion needs no registry. */
+/** Context-free items name no tool of the turn's: converted without one, their names are flattened. */
 const NO_TOOLS = new ToolRegistry();
 
 /**
- * Whether an item's model items are the same whatever the turn declares and whatever comes
- * before or after it: messages, reasoning, client function and custom calls outside a namespace
- * (their name is the model's) and their outputs. Gateway calls (paired with records, grouped by
- * round), approvals (paired with their answers), tool searches (replayed from the registry) and
- * compactions (which drop what comes before them) are not.
+ * Whether an item's model items are the same whatever comes before or after it and whatever the
+ * turn declares — the last up to the names of namespaced tools, checked each turn (`namesHold`):
+ * messages, reasoning, client function and custom calls and their outputs, MCP tool listings
+ * (the model sees none), and gateway calls replayed from a record of the same responses (a call
+ * and its result, grouped by round within them). Not: gateway calls without such a record (a
+ * later turn looks in the store), approvals and the calls they allowed (paired with their
+ * answers), tool searches (replayed from the registry) and compactions (which drop what comes
+ * before them).
  */
-function contextFree(item: Item): boolean {
+function contextFree(item: Item, recorded: ReadonlyMap<string, GatewayCallRecord>): boolean {
   switch (item.type) {
     case 'message':
     case 'reasoning':
-    case 'function_call_output':
-    case 'custom_tool_call_output':
-      return true;
     case 'function_call':
     case 'custom_tool_call':
-      return typeof item.namespace !== 'string' || item.namespace.length === 0;
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+    case 'mcp_list_tools':
+      return true;
     default:
-      return false;
+      return handlerForCallItem(item.type) !== undefined && recorded.has(item.id) && typeof item.approval_request_id !== 'string';
   }
+}
+
+/** The namespaced client tool a call names, under the name a conversion without tools gives it. */
+function namespacedName(item: Item): NamespacedName | undefined {
+  if ((item.type !== 'function_call' && item.type !== 'custom_tool_call') || typeof item.namespace !== 'string' || item.namespace.length === 0) return undefined;
+  const type = item.type === 'function_call' ? 'function' : 'custom';
+  return { type, name: item.name, namespace: item.namespace, modelName: flattenedName(item.namespace, item.name) };
+}
+
+const nameKey = (tool: NamespacedName) => `${tool.type}\u0000${tool.namespace}\u0000${tool.name}`;
+
+/**
+ * Whether held model items name their namespaced calls as a conversion with `registry` would:
+ * by the declared tool's model-visible name, or (not declared) its flattened name.
+ */
+export function namesHold(model: HeldModelItems, registry: ToolRegistry): boolean {
+  if (model.namespaced.size === 0) return true;
+  for (const entry of registry.all()) {
+    const { type, name, namespace } = entry.identity;
+    if (namespace === undefined) continue;
+    const assumed = model.namespaced.get(nameKey({ type, name, namespace, modelName: '' }));
+    if (assumed !== undefined && assumed.modelName !== entry.modelName) return false;
+  }
+  return true;
 }

@@ -10,7 +10,7 @@ import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclaratio
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import { heldHistory, type HeldModelItems } from './held-history.js';
+import { heldHistory, namesHold, type HeldModelItems } from './held-history.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
@@ -102,12 +102,13 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const conversation: ModelItem[] = [];
   if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
   // a compaction item stands for everything before it
-  const heldModel = held.model !== undefined && !inputItems.some((item) => item.type === 'compaction') ? held.model : undefined;
+  const heldModel = held.model !== undefined && !inputItems.some((item) => item.type === 'compaction') && namesHold(held.model, registry) ? held.model : undefined;
   const effective = heldModel ? priorItems : applyCompactions(priorItems);
   /** Where images fetched over the network may start (held model items were looked at when they were made). */
   let imagesFrom = 0;
   if (heldModel) {
-    // the history's model items as held; the input converted after them (the history is context-free)
+    // the history's model items as held; the input converted after them (the history is context-free
+    // and its namespaced calls are named as this turn's tools name them)
     for (const item of heldModel.items) conversation.push(item);
     if (!heldModel.remoteImages) imagesFrom = conversation.length;
     conversation.push(...toModelItems(inputItems, registry, await callRecordsFor(ctx, inputItems, held.records, tenant)));
@@ -161,8 +162,11 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
 
 /** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
 async function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
-  const records = new Map(held.map((record) => [record.itemId, record]));
-  const wanted = items.filter((item) => handlerForCallItem(item.type) !== undefined && !records.has(item.id)).map((item) => item.id);
+  const calls = items.filter((item) => handlerForCallItem(item.type) !== undefined);
+  // a held history's records are looked through only when there are calls to find (a continued
+  // turn's input seldom holds one)
+  const records = calls.length > 0 ? new Map(held.map((record) => [record.itemId, record])) : new Map<string, GatewayCallRecord>();
+  const wanted = calls.filter((item) => !records.has(item.id)).map((item) => item.id);
   if (wanted.length > 0) for (const record of await ctx.store.callRecords(wanted, tenant)) records.set(record.itemId, record);
   return records;
 }

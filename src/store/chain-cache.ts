@@ -1,5 +1,5 @@
 import { isTerminalStatus } from '../protocol/responses.js';
-import type { StoredResponse } from './store.js';
+import type { GatewayCallRecord, StoredResponse } from './store.js';
 import { deepFreeze } from '../util/freeze.js';
 import { DEFAULT_TENANT } from './tenant.js';
 
@@ -26,6 +26,18 @@ export function responseRow(record: StoredResponse): ResponseRow {
     inputItems: JSON.stringify(record.inputItems),
     owner: record.owner ?? DEFAULT_TENANT,
   };
+}
+
+/**
+ * Attaches to each record of a chain just read from the store the model-facing records of its
+ * gateway calls (read with it), as the chain cache holds records it extended a chain with.
+ */
+export function attachCallRecords(chain: readonly StoredResponse[], records: Iterable<{ responseId: string; record: GatewayCallRecord }>): void {
+  const byResponse = new Map(chain.map((stored) => [stored.response.id, stored]));
+  for (const { responseId, record } of records) {
+    const stored = byResponse.get(responseId);
+    if (stored) (stored.callRecords ??= []).push(record);
+  }
 }
 
 /** Default budget of a store's chain cache: a 5 MB chain (1,000 turns of 5 KB) fits a dozen times. */
@@ -80,10 +92,11 @@ export class ChainCache {
 
   /**
    * A response row was written (committed): when it is settled and its previous response's chain
-   * is held, the chain extended by it is held too. A held response written again is a change the
-   * held chains may not reflect: everything is dropped.
+   * is held, the chain extended by it is held too, with the model-facing records of its gateway
+   * calls when the write carried them (a later turn replays its calls from them). A held response
+   * written again is a change the held chains may not reflect: everything is dropped.
    */
-  written(row: ResponseRow): void {
+  written(row: ResponseRow, callRecords?: readonly GatewayCallRecord[]): void {
     if (this.entries.has(row.id)) {
       this.clear();
       return;
@@ -91,7 +104,10 @@ export class ChainCache {
     if (!isTerminalStatus(row.status) || row.previous === null) return;
     const parent = this.entries.get(row.previous);
     if (parent === undefined) return;
-    const record: StoredResponse = deepFreeze({ response: JSON.parse(row.response), inputItems: JSON.parse(row.inputItems), owner: row.owner });
+    const record: StoredResponse = { response: JSON.parse(row.response), inputItems: JSON.parse(row.inputItems), owner: row.owner };
+    // copies: the run that made them is not frozen with the record
+    if (callRecords?.length) record.callRecords = callRecords.map((callRecord) => ({ ...callRecord }));
+    deepFreeze(record);
     this.put(row.id, { chain: [...parent.chain, record], bytes: parent.bytes + row.response.length + row.inputItems.length, epoch: parent.epoch });
   }
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Item } from '../protocol/responses.js';
-import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
+import { attachCallRecords, ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { PostgresApprovals, type Verdict } from './postgres-approvals.js';
 import { PostgresRuns } from './postgres-runs.js';
@@ -121,6 +121,8 @@ export class PostgresResponseStore implements ResponseStore {
     );
     if (rows.length === 0) return undefined;
     const chain = rows.map(decode);
+    const callRecords = await this.pool.query<{ response_id: string; record: GatewayCallRecord }>(`SELECT response_id, record FROM ${this.t.callRecords} WHERE response_id = ANY($1::text[])`, [chain.map((stored) => stored.response.id)]);
+    attachCallRecords(chain, callRecords.rows.map((row) => ({ responseId: row.response_id, record: row.record })));
     this.chains.fill(chain, rows.reduce((sum, row) => sum + Number(row.bytes), 0), epoch);
     return chain;
   }
@@ -302,7 +304,7 @@ export class PostgresResponseStore implements ResponseStore {
         }
         return 'ok';
       });
-      if (outcome === 'ok' && written) this.chains.written(written);
+      if (outcome === 'ok' && written) this.chains.written(written, settlement.callRecords?.records);
       return outcome;
     } catch (err) {
       // thrown to roll back what the transaction had written so far

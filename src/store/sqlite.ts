@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { SqliteWriteBatches } from './sqlite-batches.js';
-import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
+import { attachCallRecords, ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { SqliteConversationWriter } from './sqlite-conversations.js';
 import { openDatabase } from './sqlite-file.js';
@@ -32,6 +32,7 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly upsert: Database.Statement;
   private readonly selectOne: Database.Statement;
   private readonly selectChain: Database.Statement;
+  private readonly selectChainCallRecords: Database.Statement;
   private readonly deleteOne: Database.Statement;
   private readonly insertApproval: Database.Statement;
   private readonly useApproval: Database.Statement;
@@ -100,6 +101,7 @@ export class SqliteResponseStore implements ResponseStore {
         WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
       )
       SELECT r.response, r.input_items, r.owner FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
+    this.selectChainCallRecords = this.database.prepare('SELECT response_id, record FROM gateway_call_records WHERE response_id IN (SELECT value FROM json_each(?))');
     this.deleteOne = this.database.prepare('DELETE FROM responses WHERE id = ?');
     this.upsertCallRecord = this.database.prepare(`INSERT INTO gateway_call_records (item_id, response_id, record, owner) VALUES (?, ?, ?, ?)
        ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record WHERE gateway_call_records.owner = excluded.owner`);
@@ -137,6 +139,8 @@ export class SqliteResponseStore implements ResponseStore {
     const rows = this.selectChain.all(id) as Array<{ response: string; input_items: string }>;
     if (rows.length === 0) return undefined;
     const chain = rows.map(decode);
+    const callRecords = this.selectChainCallRecords.all(JSON.stringify(chain.map((stored) => stored.response.id))) as Array<{ response_id: string; record: string }>;
+    attachCallRecords(chain, callRecords.map((row) => ({ responseId: row.response_id, record: JSON.parse(row.record) })));
     this.chains.fill(chain, rows.reduce((sum, row) => sum + row.response.length + row.input_items.length, 0), epoch);
     return chain;
   }
@@ -325,7 +329,7 @@ export class SqliteResponseStore implements ResponseStore {
     try {
       // group-committed with the other writes of this loop turn (sqlite-batches.ts)
       const outcome = await this.batches.run(settleNow);
-      if (outcome === 'ok' && written) this.written(written);
+      if (outcome === 'ok' && written) this.chains.written(written, settlement.callRecords?.records);
       return outcome;
     } catch (err) {
       // thrown to roll back what the transaction had written so far

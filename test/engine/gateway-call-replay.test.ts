@@ -3,6 +3,8 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WEB_SEARCH_SETTINGS } from '../../src/tools/web-search/setup.js';
 import { toModelItems } from '../../src/engine/conversation.js';
+import { heldHistory } from '../../src/engine/held-history.js';
+import { SqliteResponseStore } from '../../src/store/sqlite.js';
 import type { WebSearchCallItem } from '../../src/protocol/responses.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { startFakeSearchApis, type FakeSearchApis } from '../helpers/fake-search-apis.js';
@@ -108,6 +110,38 @@ describe('gateway-executed calls are replayed to the model in later turns', () =
       expect(replayed.result).toEqual(seen.result);
     } finally {
       ws.close();
+    }
+  });
+
+  it('a long conversation of searches keeps its history held: what the model is shown is made once per turn, and is what the whole chain converts to', async () => {
+    let previous: string | undefined;
+    const seen: Array<{ call: any; result: any }> = [];
+    for (let turn = 0; turn < 4; turn++) {
+      const response = await client.responses.create({ model: 'm', input: searchThenAnswer, tools, ...(previous ? { previous_response_id: previous } : {}) } as any);
+      expect(response.output.map((i) => i.type)).toEqual(['web_search_call', 'message']);
+      // this turn's call and result: the last of them in its upstream request
+      const messages = tg.simulator.requests.at(-1)!.body.messages as any[];
+      seen.push({ call: messages.findLast((m) => m.role === 'assistant' && m.tool_calls?.length).tool_calls[0], result: messages.findLast((m) => m.role === 'tool') });
+      previous = response.id;
+    }
+    // the next turn shows the model every search as it first saw it, in order
+    await client.responses.create({ model: 'm', previous_response_id: previous, input: followUp, tools } as any);
+    const messages = tg.simulator.requests.at(-1)!.body.messages as any[];
+    expect(messages.filter((m) => m.role === 'assistant' && m.tool_calls?.length).map((m) => m.tool_calls[0])).toEqual(seen.map((s) => s.call));
+    expect(messages.filter((m) => m.role === 'tool')).toEqual(seen.map((s) => s.result));
+    // a replica's first read of the chain (another store on the same database) holds its model
+    // items too — the records of its calls come with it — equal to converting the whole chain
+    const replica = new SqliteResponseStore(tg.dataDir);
+    try {
+      const chain = (await replica.chain(previous!))!;
+      const held = heldHistory(chain);
+      expect(held.model).toBeDefined();
+      const callIds = held.items.filter((item) => item.type === 'web_search_call').map((item) => item.id);
+      expect(callIds).toHaveLength(4);
+      const records = new Map((await replica.callRecords(callIds)).map((record) => [record.itemId, record]));
+      expect(held.model!.items).toEqual(toModelItems(held.items, new ToolRegistry(), records));
+    } finally {
+      await replica.close();
     }
   });
 

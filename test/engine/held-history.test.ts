@@ -2,11 +2,12 @@
 // chain tip from its parent's, its model items must be exactly what converting the whole chain
 // gives — and absent wherever a turn's tools or later items could change them.
 import { describe, expect, it } from 'vitest';
-import { heldHistory } from '../../src/engine/held-history.js';
+import { heldHistory, namesHold } from '../../src/engine/held-history.js';
 import { toModelItems } from '../../src/engine/conversation.js';
 import type { Item } from '../../src/protocol/responses.js';
-import type { StoredResponse } from '../../src/store/store.js';
+import type { GatewayCallRecord, StoredResponse } from '../../src/store/store.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import type { RegistryEntry } from '../../src/tools/types.js';
 import { deepFreeze } from '../../src/util/freeze.js';
 
 let next = 0;
@@ -15,8 +16,8 @@ const user = (text: string): Item => ({ id: id('msg'), type: 'message', role: 'u
 const assistant = (text: string): Item => ({ id: id('msg'), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
 
 /** A stored record as the chain cache holds it: frozen. */
-function record(input: Item[], output: Item[], frozen = true): StoredResponse {
-  const value = { response: { id: id('resp'), status: 'completed', output } as never, inputItems: input };
+function record(input: Item[], output: Item[], frozen = true, callRecords?: GatewayCallRecord[]): StoredResponse {
+  const value: StoredResponse = { response: { id: id('resp'), status: 'completed', output } as never, inputItems: input, ...(callRecords?.length ? { callRecords } : {}) };
   return frozen ? deepFreeze(value) : value;
 }
 
@@ -30,6 +31,8 @@ function chain(turns: number): StoredResponse[] {
   }
   return records;
 }
+
+const callRecord = (itemId: string, round: string): GatewayCallRecord => ({ itemId, callId: `call_${itemId}`, name: 'web_search', arguments: `{"query":"${itemId}"}`, output: `results of ${itemId}`, round });
 
 const itemsOf = (records: readonly StoredResponse[]) => records.flatMap((r) => [...r.inputItems, ...r.response.output]);
 
@@ -66,21 +69,80 @@ describe('heldHistory', () => {
     expect(heldHistory([...remote, ...chain(1)]).model?.remoteImages).toBe(true);
   });
 
-  it('no model items where the turn could change them: a namespaced call, a gateway call, an approval, a compaction', () => {
-    const others: Item[] = [
-      { id: id('fc'), type: 'function_call', call_id: 'call_ns', name: 'list', namespace: 'files', arguments: '{}', status: 'completed' } as Item,
-      { id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' } } as Item,
-      { id: id('mcpr'), type: 'mcp_approval_request', server_label: 's', name: 't', arguments: '{}' } as Item,
-      { id: id('cmp'), type: 'compaction', encrypted_content: 'abc' } as Item,
+  it('no model items where the turn could change them: a gateway call without its record, an approval (and the call it allowed), a tool search, a compaction', () => {
+    const search = (extra: Record<string, unknown> = {}) => ({ id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' }, ...extra }) as Item;
+    const approvedCall = search({ approval_request_id: 'apr_1' });
+    const others: Array<[Item, GatewayCallRecord[]]> = [
+      [search(), []],
+      [approvedCall, [callRecord(approvedCall.id, 'r')]],
+      [{ id: id('mcpr'), type: 'mcp_approval_request', server_label: 's', name: 't', arguments: '{}' } as Item, []],
+      [{ id: id('tsc'), type: 'tool_search_call', call_id: 'call_ts', execution: 'client', arguments: {}, status: 'completed' } as Item, []],
+      [{ id: id('cmp'), type: 'compaction', encrypted_content: 'abc' } as Item, []],
     ];
-    for (const other of others) {
-      const records = [...chain(3), record([user('q')], [other])];
+    for (const [other, callRecords] of others) {
+      const records = [...chain(3), record([user('q')], [other], true, callRecords)];
       const held = heldHistory(records);
       expect(held.items).toEqual(itemsOf(records));
       expect(held.model).toBeUndefined();
       // nor for the turns after it
       expect(heldHistory([...records, ...chain(1)]).model).toBeUndefined();
     }
+  });
+
+  it('gateway calls with their records, MCP listings and namespaced calls are held: exactly what a whole conversion with the records gives', () => {
+    const records: StoredResponse[] = [];
+    const allRecords: GatewayCallRecord[] = [];
+    for (let i = 0; i < 24; i++) {
+      if (i % 4 === 0) {
+        // one round of two searches, then the answer
+        const [a, b] = [id('ws'), id('ws')];
+        const round = [callRecord(a, `round_${i}`), callRecord(b, `round_${i}`)];
+        allRecords.push(...round);
+        const search = (itemId: string) => ({ id: itemId, type: 'web_search_call', status: 'completed', action: { type: 'search', query: itemId } }) as Item;
+        records.push(record([user(`q${i}`)], [search(a), search(b), assistant(`a${i}`)], true, round));
+      } else if (i % 4 === 1) {
+        const listing = { id: id('mcpl'), type: 'mcp_list_tools', server_label: 'docs', tools: [] } as Item;
+        const mcp = { id: id('mcp'), type: 'mcp_call', server_label: 'docs', name: 'read', arguments: '{}', output: 'text' } as Item;
+        const recordOfCall = callRecord(mcp.id, `round_${i}`);
+        allRecords.push(recordOfCall);
+        records.push(record([user(`q${i}`)], [listing, mcp, assistant(`a${i}`)], true, [recordOfCall]));
+      } else if (i % 4 === 2) {
+        records.push(record([user(`q${i}`)], [{ id: id('fc'), type: 'function_call', call_id: `call_${i}`, name: 'list', namespace: 'files', arguments: '{}', status: 'completed' } as Item]));
+      } else {
+        records.push(record([{ id: id('fco'), type: 'function_call_output', call_id: `call_${i - 1}`, output: `r${i}` } as Item, { id: id('ctc'), type: 'custom_tool_call', call_id: `call_c${i}`, name: 'patch', namespace: 'edit', input: '*** x' } as Item], [assistant(`a${i}`)]));
+      }
+    }
+    let previous: ReturnType<typeof heldHistory> | undefined;
+    for (let n = 1; n <= records.length; n++) {
+      const held = heldHistory(records.slice(0, n));
+      const byItem = new Map(allRecords.map((r) => [r.itemId, r]));
+      expect(held.model?.items).toEqual(toModelItems(itemsOf(records.slice(0, n)), new ToolRegistry(), byItem));
+      if (previous) previous.model!.items.forEach((item, i) => expect(held.model!.items[i]).toBe(item));
+      previous = held;
+    }
+    // the namespaced tools the held calls name, under their flattened names
+    expect([...previous!.model!.namespaced.values()]).toEqual([
+      { type: 'function', name: 'list', namespace: 'files', modelName: 'files__list' },
+      { type: 'custom', name: 'patch', namespace: 'edit', modelName: 'edit__patch' },
+    ]);
+    // the same chain read whole (a replica's first read) holds the same
+    expect(heldHistory(records.map((r) => deepFreeze(JSON.parse(JSON.stringify(r))))).model?.items).toEqual(previous!.model!.items);
+  });
+
+  it('namespaced calls hold while the turn names their tools as held: undeclared, or declared under the flattened name', () => {
+    const records = [...chain(2), record([user('q')], [{ id: id('fc'), type: 'function_call', call_id: 'call_ns', name: 'list', namespace: 'files', arguments: '{}', status: 'completed' } as Item])];
+    const model = heldHistory(records).model!;
+    const declared = (modelName: string, namespace = 'files') => {
+      const registry = new ToolRegistry();
+      registry.add({ modelName, fn: { name: modelName, parameters: { type: 'object', properties: {} } }, shape: 'function', identity: { type: 'function', name: 'list', namespace }, owner: 'client', declaredAt: 'tools[0]' } as RegistryEntry);
+      return registry;
+    };
+    expect(namesHold(model, new ToolRegistry())).toBe(true);
+    expect(namesHold(model, declared('files__list'))).toBe(true);
+    expect(namesHold(model, declared('list', 'other'))).toBe(true);
+    // the turn declares it under another model-visible name: the whole history is converted again
+    expect(namesHold(model, declared('files_list_2'))).toBe(false);
+    expect(toModelItems(itemsOf(records), declared('files_list_2')).at(-1)).toMatchObject({ type: 'function_call', name: 'files_list_2' });
   });
 
   it('a chain that is not held (records not frozen) is converted every time, never kept', () => {

@@ -182,6 +182,35 @@ describe.each(backends)('chains through the cache: $name', (backend) => {
     }
   });
 
+  it("each held record carries the model-facing records of its gateway calls: read with the chain, or with the settled turn that extends it", async () => {
+    const stores = await backend.open();
+    try {
+      const callRecord = (responseId: string, n: number) => ({ itemId: uid('ws'), callId: uid('call'), name: 'web_search', arguments: `{"query":"${responseId} ${n}"}`, output: `results ${n}`, round: `round_${responseId}` });
+      const names = Array.from({ length: 3 }, () => uid('resp'));
+      const written = new Map<string, object[]>();
+      for (const [i, id] of names.entries()) {
+        // the middle turn made no gateway call
+        const records = i === 1 ? [] : [callRecord(id, 1), callRecord(id, 2)];
+        if (records.length > 0) written.set(id, records);
+        await stores.a.settle({ record: record(id, i === 0 ? null : names[i - 1]), ...(records.length > 0 ? { callRecords: { responseId: id, records, owner: 'default' } } : {}) });
+      }
+      const carried = (chain: readonly StoredResponse[] | undefined) => (chain ?? []).map((stored) => stored.callRecords);
+      // read whole from the database (nothing held yet)
+      expect(carried(await stores.a.chain(names[2]))).toEqual([written.get(names[0]), undefined, written.get(names[2])]);
+      // extended in memory by the turn just settled on it
+      const next = uid('resp');
+      const nextRecords = [callRecord(next, 1)];
+      await stores.a.settle({ record: record(next, names[2]), callRecords: { responseId: next, records: nextRecords, owner: 'default' } });
+      const extended = await stores.a.chain(next);
+      expect(carried(extended)).toEqual([written.get(names[0]), undefined, written.get(names[2]), nextRecords]);
+      expect(Object.isFrozen(extended!.at(-1)!.callRecords)).toBe(true);
+      // another replica reads the same from the database
+      expect(JSON.parse(JSON.stringify(await stores.b.chain(next)))).toEqual(JSON.parse(JSON.stringify(extended)));
+    } finally {
+      await stores.close();
+    }
+  });
+
   it('a response deleted on another replica is gone from the next read of a held chain', async () => {
     const stores = await backend.open();
     try {
