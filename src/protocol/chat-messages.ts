@@ -41,6 +41,11 @@ export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay:
   // the run kept last from this first item is compared, not looked at again (it was all frozen)
   let end = start < items.length ? start + sameRunLength(items, start, keptFromFirst.get(items[start])?.items) : start;
   while (end < items.length && Object.isFrozen(items[end])) end++;
+  // the kept part ends where a message of its own starts: a turn that answers the last turn's
+  // calls (an agent's every turn) keeps what came before those calls, as its results are ordered
+  // with them
+  const sharedEnd = end;
+  while (end > start && sharedEnd - end < MAX_PREFIX_LOOKBACK && !startsAfresh(items[end])) end--;
   if (end - start >= MIN_KEPT_PREFIX && (start === 0 || startsAfresh(items[start])) && startsAfresh(items[end])) {
     // what comes before may leave leading system text open (the history's first message closes
     // it, alone or not), never a reasoning item waiting for an assistant message

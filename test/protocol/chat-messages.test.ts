@@ -90,6 +90,31 @@ describe('encodeChatMessages with a kept shared history', () => {
     for (let i = 0; i < 80; i++) expect(instructed[i + 1]).toBe(first[i]);
   });
 
+  it("an agent's conversation, every turn answering the last turn's calls, encodes only what is new", () => {
+    /** Items whose `type` counts its reads: an item looked at by the encoder is counted. */
+    let reads = 0;
+    const counted = (item: ModelItem): ModelItem => {
+      const { type, ...rest } = item;
+      return deepFreeze(Object.defineProperty({ ...rest }, 'type', { enumerable: true, get: () => (reads++, type) })) as ModelItem;
+    };
+    const history: ModelItem[] = [counted({ type: 'message', role: 'user', content: text('start') })];
+    const turn = (n: number) => [
+      { type: 'function_call_output' as const, callId: `call_${n - 1}`, output: `result ${n - 1}` },
+      { type: 'message' as const, role: 'user' as const, content: text(`go on ${n}`) },
+    ];
+    for (let n = 1; n <= 300; n++) {
+      // the last turn's call, answered by this turn's input (a tool result, then the user's words)
+      history.push(counted({ type: 'function_call', callId: `call_${n - 1}`, name: 'shell', arguments: `{"n":${n - 1}}` }));
+      const items = [...history, ...turn(n)];
+      reads = 0;
+      const messages = encodeChatMessages(items, 'none');
+      // after the first turns (the kept history is made once), a turn looks at a few items, not at all of them
+      if (n > 20) expect(reads, `turn ${n}`).toBeLessThan(40);
+      expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, 'none')));
+      history.push(...turn(n).map(counted));
+    }
+  });
+
   it('does not reuse a history whose last assistant message a new call would join', () => {
     const history: ModelItem[] = [];
     for (let turn = 0; turn < 20; turn++) {

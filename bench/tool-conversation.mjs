@@ -1,0 +1,82 @@
+// A stored conversation whose every turn calls a namespaced client tool (as Codex's
+// `multi_agent_v1` tools are declared): each turn continues from the last with
+// `previous_response_id`, answering the last call and asking again, so the history grows by a
+// call, its output and a message (≈ 3 KB) per turn. Prints, per build, the median time per turn
+// and the gateway's CPU per turn early (turns 20–220) and late (turns 800–1,000, ≈ 3 MB of
+// history): a held history that did not hold namespaced calls converted the whole history every
+// turn.
+//
+//   node bench/tool-conversation.mjs [folder …]    (after `npm run build`; default: this checkout)
+//
+// Several folders (builds: `dist/` and `node_modules/`, see bench/ab.mjs) each get a gateway
+// child in front of one simulator; their conversations alternate, two rounds. The simulator parses
+// every body too, so compare the gateway's CPU per turn (from /proc, 10 ms ticks over 200 turns)
+// rather than the wall time. Knobs: BENCH_TOOLCONV_TURNS (1000), BENCH_TOOLCONV_WINDOW (200),
+// BENCH_TOOLCONV_ROUNDS (2). Prints only.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
+import { median } from './lib/stats.mjs';
+
+const TURNS = Number(process.env.BENCH_TOOLCONV_TURNS ?? 1000);
+const WINDOW = Number(process.env.BENCH_TOOLCONV_WINDOW ?? 200);
+const ROUNDS = Number(process.env.BENCH_TOOLCONV_ROUNDS ?? 2);
+const roots = (process.argv.length > 2 ? process.argv.slice(2) : [new URL('..', import.meta.url).pathname]).map((folder) => resolve(folder));
+const tools = [{ type: 'namespace', name: 'files', description: 'File tools.', tools: [{ type: 'function', name: 'list', description: 'Lists a folder.', parameters: { type: 'object', properties: { dir: { type: 'string' } } } }] }];
+const filler = 'gateway stream response model token '.repeat(40);
+
+/** One conversation of TURNS turns: median wall time and gateway CPU per turn in the two windows. */
+async function conversation(gw, sim) {
+  const times = [];
+  const cpu = {};
+  let previous;
+  let callId;
+  for (let i = 0; i < TURNS; i++) {
+    if (i === 20) cpu.earlyFrom = cpuMicros(gw.pid);
+    if (i === 20 + WINDOW) cpu.early = (cpuMicros(gw.pid) - cpu.earlyFrom) / WINDOW;
+    if (i === TURNS - WINDOW) cpu.lateFrom = cpuMicros(gw.pid);
+    const ask = `${i} ${filler}\n#sim ${JSON.stringify({ rounds: [{ tool_calls: [{ name: 'files__list', arguments: { dir: `d${i}` } }] }] })}`;
+    const input = [...(callId ? [{ type: 'function_call_output', call_id: callId, output: `listing ${i} ${filler}` }] : []), { role: 'user', content: ask }];
+    const t0 = performance.now();
+    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'switchyard-sim', input, tools, previous_response_id: previous }) });
+    const body = await res.json();
+    times.push(performance.now() - t0);
+    const call = body.output?.find((item) => item.type === 'function_call');
+    if (res.status !== 200 || call?.namespace !== 'files') throw new Error(`turn ${i}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    callId = call.call_id;
+    previous = body.id;
+    // the simulator logs every request: empty it now and then
+    if (i % 50 === 0) await sim.lastRequests(0);
+  }
+  cpu.late = (cpuMicros(gw.pid) - cpu.lateFrom) / WINDOW;
+  return { early: median(times.slice(20, 20 + WINDOW)), late: median(times.slice(TURNS - WINDOW)), cpuEarly: cpu.early / 1000, cpuLate: cpu.late / 1000 };
+}
+
+async function main() {
+  const tmpRoot = mkdtempSync(join(tmpdir(), 'switchyard-bench-toolconv-'));
+  installCleanupHooks(async () => rmSync(tmpRoot, { recursive: true, force: true }));
+  try {
+    const sim = await startSimulatorChild();
+    const sides = [];
+    for (const [i, root] of roots.entries()) sides.push({ root, gw: await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root }) });
+    console.log(`${TURNS} turns per conversation; windows: turns 20–${20 + WINDOW} and ${TURNS - WINDOW}–${TURNS}; ${ROUNDS} rounds, alternating`);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const { root, gw } of round % 2 === 0 ? sides : [...sides].reverse()) {
+        const r = await conversation(gw, sim);
+        console.log(`${root}: per turn ${r.early.toFixed(2)} ms early, ${r.late.toFixed(2)} ms late; gateway CPU per turn ${r.cpuEarly.toFixed(2)} ms early, ${r.cpuLate.toFixed(2)} ms late`);
+      }
+    }
+  } finally {
+    await stopAll();
+    rmSync(tmpRoot, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`tool-conversation failed: ${err instanceof Error ? (err.stack ?? err.message) : err}`);
+    process.exit(1);
+  },
+);
