@@ -86,17 +86,19 @@ function extended(history: HeldHistory, records: readonly StoredResponse[]): Hel
 /** `model` followed by the model items of `added`, or undefined when one of them is not context-free. */
 function withModelItems(model: HeldModelItems, added: readonly Item[], callRecords: readonly GatewayCallRecord[]): HeldModelItems | undefined {
   const recorded = new Map(callRecords.map((record) => [record.itemId, record]));
-  let namespaced = model.namespaced;
+  /** A copy of the parent's, made once a namespaced tool it does not hold appears (rare). */
+  let namespaced: Map<string, NamespacedName> | undefined;
   for (const item of added) {
     if (!contextFree(item, recorded)) return undefined;
     const assumed = namespacedName(item);
-    if (assumed === undefined || namespaced.has(nameKey(assumed))) continue;
-    // a new namespaced tool (rare): the map is copied, the parent's stays as it was
-    if (namespaced === model.namespaced) namespaced = new Map(namespaced);
-    (namespaced as Map<string, NamespacedName>).set(nameKey(assumed), assumed);
+    if (assumed === undefined) continue;
+    const key = nameKey(assumed.type, assumed.namespace, assumed.name);
+    if ((namespaced ?? model.namespaced).has(key)) continue;
+    namespaced ??= new Map(model.namespaced);
+    namespaced.set(key, assumed);
   }
   const converted = toModelItems(added, NO_TOOLS, recorded);
-  return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced };
+  return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced };
 }
 
 /** Context-free items name no tool of the turn's: converted without one, their names are flattened. */
@@ -134,7 +136,7 @@ function namespacedName(item: Item): NamespacedName | undefined {
   return { type, name: item.name, namespace: item.namespace, modelName: flattenedName(item.namespace, item.name) };
 }
 
-const nameKey = (tool: NamespacedName) => `${tool.type}\u0000${tool.namespace}\u0000${tool.name}`;
+const nameKey = (type: string, namespace: string, name: string) => `${type}\u0000${namespace}\u0000${name}`;
 
 /**
  * Whether held model items name their namespaced calls as a conversion with `registry` would:
@@ -145,7 +147,7 @@ export function namesHold(model: HeldModelItems, registry: ToolRegistry): boolea
   for (const entry of registry.all()) {
     const { type, name, namespace } = entry.identity;
     if (namespace === undefined) continue;
-    const assumed = model.namespaced.get(nameKey({ type, name, namespace, modelName: '' }));
+    const assumed = model.namespaced.get(nameKey(type, namespace, name));
     if (assumed !== undefined && assumed.modelName !== entry.modelName) return false;
   }
   return true;

@@ -123,8 +123,8 @@ export class SqliteResponseStore implements ResponseStore {
     return row;
   }
 
-  private written(row: ResponseRow): void {
-    this.chains.written(row);
+  private written(row: ResponseRow, callRecords?: readonly GatewayCallRecord[]): void {
+    this.chains.written(row, callRecords);
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
@@ -329,7 +329,7 @@ export class SqliteResponseStore implements ResponseStore {
     try {
       // group-committed with the other writes of this loop turn (sqlite-batches.ts)
       const outcome = await this.batches.run(settleNow);
-      if (outcome === 'ok' && written) this.chains.written(written, settlement.callRecords?.records);
+      if (outcome === 'ok' && written) this.written(written, settlement.callRecords?.records);
       return outcome;
     } catch (err) {
       // thrown to roll back what the transaction had written so far
