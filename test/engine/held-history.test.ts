@@ -151,4 +151,65 @@ describe('heldHistory', () => {
     expect(first.model?.items).toEqual(toModelItems(itemsOf(records), new ToolRegistry()));
     expect(heldHistory(records)).not.toBe(first);
   });
+
+  it('random chains of every item kind: held model items, and the turn after them, are what converting everything in one pass gives', () => {
+    let seed = 7;
+    const next = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
+    let held = 0;
+    for (let conversation = 0; conversation < 40; conversation++) {
+      const records: StoredResponse[] = [];
+      const allRecords = new Map<string, GatewayCallRecord>();
+      let openCalls: string[] = [];
+      for (let turn = 0; turn < 25; turn++) {
+        const input: Item[] = [];
+        // answers to some of the last turn's client calls, then (mostly) the user's words
+        for (const callId of openCalls) if (next() < 0.8) input.push({ id: id('fco'), type: pick(['function_call_output', 'custom_tool_call_output']), call_id: callId, output: `out ${callId}` } as Item);
+        if (input.length === 0 || next() < 0.6) input.push(user(`q${turn}`));
+        if (next() < 0.03) input.push({ id: id('cmp'), type: 'compaction', encrypted_content: 'x' } as Item);
+        const output: Item[] = [];
+        const callRecords: GatewayCallRecord[] = [];
+        openCalls = [];
+        const rounds = pick([0, 0, 1, 2]);
+        for (let r = 0; r < rounds; r++) {
+          const round = `round_${turn}_${r}`;
+          for (let c = pick([1, 1, 2, 3]); c > 0; c--) {
+            const kind = next() < 0.02 ? 'approved_mcp_call' : pick(['web_search_call', 'mcp_call', 'mcp_call_listed']);
+            if (kind === 'mcp_call_listed') output.push({ id: id('mcpl'), type: 'mcp_list_tools', server_label: 'docs', tools: [] } as Item);
+            const item = kind === 'web_search_call' ? ({ id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' } } as Item) : ({ id: id('mcp'), type: 'mcp_call', server_label: 'docs', name: 'read', arguments: '{}', output: 'text', ...(kind === 'approved_mcp_call' ? { approval_request_id: id('apr') } : {}) } as Item);
+            output.push(item);
+            // most calls have their record; some (a store that lost it) do not
+            if (next() < 0.98) {
+              const made = callRecord(item.id, round);
+              callRecords.push(made);
+              allRecords.set(item.id, made);
+            }
+          }
+        }
+        if (next() < 0.4) output.push({ id: id('rs'), type: 'reasoning', summary: [{ type: 'summary_text', text: `t${turn}` }] } as Item);
+        if (next() < 0.5) output.push(assistant(`a${turn}`));
+        for (let c = pick([0, 0, 1, 2]); c > 0; c--) {
+          const callId = `call_${turn}_${c}`;
+          openCalls.push(callId);
+          const namespace = pick([undefined, undefined, 'files', 'edit']);
+          output.push({ id: id('fc'), type: pick(['function_call', 'custom_tool_call']), call_id: callId, name: pick(['list', 'patch']), ...(namespace ? { namespace } : {}), arguments: '{}', input: 'x', status: 'completed' } as Item);
+        }
+        if (next() < 0.03) output.push({ id: id('mcpr'), type: 'mcp_approval_request', server_label: 'docs', name: 'read', arguments: '{}' } as Item);
+        records.push(record(input, output, true, callRecords));
+
+        const history = heldHistory(records);
+        expect(history.items).toEqual(itemsOf(records));
+        if (history.model === undefined) continue;
+        held++;
+        const registry = new ToolRegistry();
+        expect(history.model.items).toEqual(toModelItems(history.items, registry, allRecords));
+        expect(namesHold(history.model, registry)).toBe(true);
+        // the next turn's input converted after the held items is what one pass over both gives
+        const nextInput = [...openCalls.map((callId) => ({ id: id('fco'), type: 'function_call_output', call_id: callId, output: 'r' }) as Item), user('next')];
+        expect([...history.model.items, ...toModelItems(nextInput, registry, allRecords)]).toEqual(toModelItems([...history.items, ...nextInput], registry, allRecords));
+      }
+    }
+    // the comparison ran (chains end their held model items at an approval, a compaction or a call without its record)
+    expect(held).toBeGreaterThan(250);
+  });
 });
