@@ -17,7 +17,7 @@ import { deepFreeze } from '../util/freeze.js';
  * saw them; without a record, their tool type rebuilds what its public item holds, and the model is
  * told when the result itself is gone.
  */
-export function toModelItems(items: readonly Item[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map()): ModelItem[] {
+export function toModelItems(items: readonly Item[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map(), state: ReplayState = newReplayState()): ModelItem[] {
   const out: ModelItem[] = [];
   // Outputs of consecutive gateway calls of one round follow all of that round's calls, as the
   // model saw parallel calls: the calls, then their results. Calls of different rounds (or whose
@@ -29,16 +29,12 @@ export function toModelItems(items: readonly Item[], registry: ToolRegistry, rec
     for (const output of pendingOutputs) out.push(output);
     pendingOutputs.length = 0;
   };
-  const answeredApprovals = new Set<string>();
-  const scratch = new Map<string, unknown>();
+  const { answeredApprovals } = state;
   const ctx: ReplayContext = {
     declaredName: (type, name, namespace) => declaredName(registry, type, name, namespace),
+    approvalRequests: state.approvalRequests,
     answeredApprovals,
     registry,
-    scratch: <T>(key: string, init: () => T): T => {
-      if (!scratch.has(key)) scratch.set(key, init());
-      return scratch.get(key) as T;
-    },
   };
   for (const item of items) {
     const gatewayCall = handlerForCallItem(item.type);
@@ -68,6 +64,25 @@ export function toModelItems(items: readonly Item[], registry: ToolRegistry, rec
   }
   flushOutputs();
   return out;
+}
+
+/**
+ * What a rebuild carries from item to item: the approval requests it met and those whose answer
+ * it replayed. Items before `items` that were converted apart (a held history) pass theirs on;
+ * only approval requests and answers change it.
+ */
+export interface ReplayState {
+  readonly approvalRequests: Map<string, Item>;
+  readonly answeredApprovals: Set<string>;
+}
+
+export function newReplayState(): ReplayState {
+  return { approvalRequests: new Map(), answeredApprovals: new Set() };
+}
+
+/** A copy of `state` that a rebuild may change. */
+export function copiedReplayState(state: ReplayState): ReplayState {
+  return { approvalRequests: new Map(state.approvalRequests), answeredApprovals: new Set(state.answeredApprovals) };
 }
 
 /** A message, reasoning or compaction item in the model's terms (none when it carries nothing). */

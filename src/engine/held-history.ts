@@ -5,8 +5,8 @@ import type { Item } from '../protocol/responses.js';
 import { holdsRemoteImage } from '../net/image-inline.js';
 import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
 import { flattenedName } from '../tools/names.js';
-import { handlerForCallItem, ToolRegistry } from '../tools/registry.js';
-import { toModelItems } from './conversation.js';
+import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '../tools/registry.js';
+import { copiedReplayState, newReplayState, toModelItems, type ReplayState } from './conversation.js';
 
 export interface HeldHistory {
   /** The chain's public items (each record's input, then its output), in order. */
@@ -28,6 +28,11 @@ export interface HeldModelItems {
    * under another name (`namesHold`) converts the whole history instead.
    */
   namespaced: ReadonlyMap<string, NamespacedName>;
+  /**
+   * What converting them left for the items after them: approval requests met and answered.
+   * Changed by no one (a conversion that meets approvals is given a copy).
+   */
+  replay: ReplayState;
 }
 
 /** A namespaced client tool as a held call names it. */
@@ -65,7 +70,7 @@ export function heldHistory(chain: readonly StoredResponse[]): HeldHistory {
 }
 
 /** The history before a chain's first record. */
-const NOTHING_YET: HeldHistory = { items: [], records: [], model: { items: [], remoteImages: false, namespaced: new Map() } };
+const NOTHING_YET: HeldHistory = { items: [], records: [], model: { items: [], remoteImages: false, namespaced: new Map(), replay: newReplayState() } };
 
 /** `history` followed by `records`. */
 function extended(history: HeldHistory, records: readonly StoredResponse[]): HeldHistory {
@@ -97,22 +102,27 @@ function withModelItems(model: HeldModelItems, added: readonly Item[], callRecor
     namespaced ??= new Map(model.namespaced);
     namespaced.set(key, assumed);
   }
-  const converted = toModelItems(added, NO_TOOLS, recorded);
-  return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced };
+  const replay = replayStateFor(added, model.replay);
+  const converted = toModelItems(added, NO_TOOLS, recorded, replay);
+  return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced, replay };
+}
+
+/** The replay state to convert `items` with after `held`'s: a copy when they may change it (they hold approvals), else `held`'s. */
+export function replayStateFor(items: readonly Item[], held: ReplayState): ReplayState {
+  return items.some((item) => APPROVAL_ITEMS.has(item.type)) ? copiedReplayState(held) : held;
 }
 
 /** Context-free items name no tool of the turn's: converted without one, their names are flattened. */
 const NO_TOOLS = new ToolRegistry();
 
 /**
- * Whether an item's model items are the same whatever comes before or after it and whatever the
- * turn declares — the last up to the names of namespaced tools, checked each turn (`namesHold`):
- * messages, reasoning, client function and custom calls and their outputs, MCP tool listings
- * (the model sees none), and gateway calls replayed from a record of the same responses (a call
- * and its result, grouped by round within them). Not: gateway calls without such a record (a
- * later turn looks in the store), approvals and the calls they allowed (paired with their
- * answers), tool searches (replayed from the registry) and compactions (which drop what comes
- * before them).
+ * Whether an item's model items depend on nothing but the items before it (through the replay
+ * state) and not on what the turn declares — but for the names of namespaced tools, checked each
+ * turn (`namesHold`): messages, reasoning, client function and custom calls and their outputs,
+ * MCP tool listings (the model sees none), approvals and their answers, and gateway calls
+ * replayed from a record of the same responses (a call and its result, grouped by round within
+ * them). Not: gateway calls without such a record (a later turn looks in the store), tool
+ * searches (replayed from the registry) and compactions (which drop what comes before them).
  */
 function contextFree(item: Item, recorded: ReadonlyMap<string, GatewayCallRecord>): boolean {
   switch (item.type) {
@@ -122,10 +132,11 @@ function contextFree(item: Item, recorded: ReadonlyMap<string, GatewayCallRecord
     case 'custom_tool_call':
     case 'function_call_output':
     case 'custom_tool_call_output':
-    case 'mcp_list_tools':
       return true;
     default:
-      return handlerForCallItem(item.type) !== undefined && recorded.has(item.id) && typeof item.approval_request_id !== 'string';
+      // a listing that opens a turn (the model sees none), an approval (paired through the replay
+      // state), a gateway call with its record
+      return preludeFor(item.type) !== undefined || APPROVAL_ITEMS.has(item.type) || (handlerForCallItem(item.type) !== undefined && recorded.has(item.id));
   }
 }
 

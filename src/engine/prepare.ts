@@ -10,7 +10,7 @@ import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclaratio
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import { heldHistory, namesHold, type HeldModelItems } from './held-history.js';
+import { heldHistory, namesHold, replayStateFor, type HeldModelItems } from './held-history.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
@@ -111,7 +111,8 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
     // and its namespaced calls are named as this turn's tools name them)
     for (const item of heldModel.items) conversation.push(item);
     if (!heldModel.remoteImages) imagesFrom = conversation.length;
-    conversation.push(...toModelItems(inputItems, registry, await callRecordsFor(ctx, inputItems, held.records, tenant)));
+    // after them as in one pass: an answer in the input pairs with an approval request they hold
+    conversation.push(...toModelItems(inputItems, registry, await callRecordsFor(ctx, inputItems, held.records, tenant), replayStateFor(inputItems, heldModel.replay)));
   } else {
     // one pass over history and input: an approval request (history) pairs with its answer (input)
     conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, held.records, tenant)));

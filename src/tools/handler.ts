@@ -54,19 +54,21 @@ export interface DiscoverContext extends DeclareContext {
 export interface ReplayContext {
   /** The name the model sees for a declared client tool of this request (namespaced members included). */
   declaredName(type: string, name: string, namespace: string): string | undefined;
+  /** Approval requests met so far in the rebuild, by id: an answer that comes later pairs with its request. */
+  readonly approvalRequests: Map<string, Item>;
   /**
    * Approval requests whose answer has been replayed as the model's call: the gateway call that
    * ran because of the approval contributes only its result.
    */
   readonly answeredApprovals: Set<string>;
-  /** State one tool type keeps across the items of one rebuild (e.g. approval requests by id). */
-  scratch<T>(key: string, init: () => T): T;
   /** This request's registry (hosted tool_search rebuilds its results from the tools it loaded). */
   readonly registry: LoadableRegistry;
 }
 
 /** A tool type's approvals (today MCP's `require_approval`): the turn asks, the client answers. */
 export interface ApprovalGate {
+  /** The item type of a request the turn emits (`mcp_approval_request`). */
+  readonly requestItemType: string;
   /** The item type of an answer in the input (`mcp_approval_response`). */
   readonly answerItemType: string;
   /**

@@ -59,6 +59,8 @@ export const CLIENT_OUTPUT_ITEMS: ReadonlySet<string> = new Set(HANDLERS.flatMap
 
 /** Every tool type's approval gate. */
 export const APPROVAL_GATES: readonly ApprovalGate[] = HANDLERS.flatMap((h) => (h.gate ? [h.gate] : []));
+/** Public item types of approvals, requests and answers: a rebuild pairs them (engine/conversation.ts, `ReplayState`). */
+export const APPROVAL_ITEMS: ReadonlySet<string> = new Set(APPROVAL_GATES.flatMap((gate) => [gate.requestItemType, gate.answerItemType]));
 
 const PRELUDE_BY_ITEM: ReadonlyMap<string, PreludeLifecycle> = new Map(HANDLERS.flatMap((h) => (h.prelude ? [[h.prelude.itemType, h.prelude] as const] : [])));
 

@@ -2,7 +2,7 @@
 // chain tip from its parent's, its model items must be exactly what converting the whole chain
 // gives — and absent wherever a turn's tools or later items could change them.
 import { describe, expect, it } from 'vitest';
-import { heldHistory, namesHold } from '../../src/engine/held-history.js';
+import { heldHistory, namesHold, replayStateFor } from '../../src/engine/held-history.js';
 import { toModelItems } from '../../src/engine/conversation.js';
 import type { Item } from '../../src/protocol/responses.js';
 import type { GatewayCallRecord, StoredResponse } from '../../src/store/store.js';
@@ -69,13 +69,9 @@ describe('heldHistory', () => {
     expect(heldHistory([...remote, ...chain(1)]).model?.remoteImages).toBe(true);
   });
 
-  it('no model items where the turn could change them: a gateway call without its record, an approval (and the call it allowed), a tool search, a compaction', () => {
-    const search = (extra: Record<string, unknown> = {}) => ({ id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' }, ...extra }) as Item;
-    const approvedCall = search({ approval_request_id: 'apr_1' });
+  it('no model items where the turn could change them: a gateway call without its record, a tool search, a compaction', () => {
     const others: Array<[Item, GatewayCallRecord[]]> = [
-      [search(), []],
-      [approvedCall, [callRecord(approvedCall.id, 'r')]],
-      [{ id: id('mcpr'), type: 'mcp_approval_request', server_label: 's', name: 't', arguments: '{}' } as Item, []],
+      [{ id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' } } as Item, []],
       [{ id: id('tsc'), type: 'tool_search_call', call_id: 'call_ts', execution: 'client', arguments: {}, status: 'completed' } as Item, []],
       [{ id: id('cmp'), type: 'compaction', encrypted_content: 'abc' } as Item, []],
     ];
@@ -157,26 +153,41 @@ describe('heldHistory', () => {
     const next = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32);
     const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
     let held = 0;
+    let approvalsAnswered = 0;
     for (let conversation = 0; conversation < 40; conversation++) {
       const records: StoredResponse[] = [];
       const allRecords = new Map<string, GatewayCallRecord>();
       let openCalls: string[] = [];
+      let openApprovals: string[] = [];
       for (let turn = 0; turn < 25; turn++) {
         const input: Item[] = [];
+        const output: Item[] = [];
+        const callRecords: GatewayCallRecord[] = [];
+        // answers to the last turn's approval requests: an approved call runs in this turn
+        for (const approvalId of openApprovals) {
+          if (next() < 0.2) continue;
+          const approve = next() < 0.7;
+          input.push({ id: id('mcpa'), type: 'mcp_approval_response', approval_request_id: approvalId, approve, ...(approve ? {} : { reason: 'not now' }) } as Item);
+          if (!approve) continue;
+          const call = { id: id('mcp'), type: 'mcp_call', server_label: 'docs', name: 'read', arguments: '{}', output: 'text', approval_request_id: approvalId } as Item;
+          output.push(call);
+          const made = callRecord(call.id, `round_${turn}_approved`);
+          callRecords.push(made);
+          allRecords.set(call.id, made);
+        }
+        openApprovals = [];
         // answers to some of the last turn's client calls, then (mostly) the user's words
         for (const callId of openCalls) if (next() < 0.8) input.push({ id: id('fco'), type: pick(['function_call_output', 'custom_tool_call_output']), call_id: callId, output: `out ${callId}` } as Item);
         if (input.length === 0 || next() < 0.6) input.push(user(`q${turn}`));
         if (next() < 0.03) input.push({ id: id('cmp'), type: 'compaction', encrypted_content: 'x' } as Item);
-        const output: Item[] = [];
-        const callRecords: GatewayCallRecord[] = [];
         openCalls = [];
         const rounds = pick([0, 0, 1, 2]);
         for (let r = 0; r < rounds; r++) {
           const round = `round_${turn}_${r}`;
           for (let c = pick([1, 1, 2, 3]); c > 0; c--) {
-            const kind = next() < 0.02 ? 'approved_mcp_call' : pick(['web_search_call', 'mcp_call', 'mcp_call_listed']);
+            const kind = pick(['web_search_call', 'mcp_call', 'mcp_call_listed']);
             if (kind === 'mcp_call_listed') output.push({ id: id('mcpl'), type: 'mcp_list_tools', server_label: 'docs', tools: [] } as Item);
-            const item = kind === 'web_search_call' ? ({ id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' } } as Item) : ({ id: id('mcp'), type: 'mcp_call', server_label: 'docs', name: 'read', arguments: '{}', output: 'text', ...(kind === 'approved_mcp_call' ? { approval_request_id: id('apr') } : {}) } as Item);
+            const item = kind === 'web_search_call' ? ({ id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' } } as Item) : ({ id: id('mcp'), type: 'mcp_call', server_label: 'docs', name: 'read', arguments: '{}', output: 'text' } as Item);
             output.push(item);
             // most calls have their record; some (a store that lost it) do not
             if (next() < 0.98) {
@@ -194,7 +205,12 @@ describe('heldHistory', () => {
           const namespace = pick([undefined, undefined, 'files', 'edit']);
           output.push({ id: id('fc'), type: pick(['function_call', 'custom_tool_call']), call_id: callId, name: pick(['list', 'patch']), ...(namespace ? { namespace } : {}), arguments: '{}', input: 'x', status: 'completed' } as Item);
         }
-        if (next() < 0.03) output.push({ id: id('mcpr'), type: 'mcp_approval_request', server_label: 'docs', name: 'read', arguments: '{}' } as Item);
+        // an MCP call waiting for the client's approval ends the turn
+        if (next() < 0.25) {
+          const request = { id: id('mcpr'), type: 'mcp_approval_request', server_label: 'docs', name: pick(['read', 'write']), arguments: `{"turn":${turn}}` } as Item;
+          output.push(request);
+          openApprovals.push(request.id);
+        }
         records.push(record(input, output, true, callRecords));
 
         const history = heldHistory(records);
@@ -205,11 +221,17 @@ describe('heldHistory', () => {
         expect(history.model.items).toEqual(toModelItems(history.items, registry, allRecords));
         expect(namesHold(history.model, registry)).toBe(true);
         // the next turn's input converted after the held items is what one pass over both gives
-        const nextInput = [...openCalls.map((callId) => ({ id: id('fco'), type: 'function_call_output', call_id: callId, output: 'r' }) as Item), user('next')];
-        expect([...history.model.items, ...toModelItems(nextInput, registry, allRecords)]).toEqual(toModelItems([...history.items, ...nextInput], registry, allRecords));
+        const nextInput = [
+          ...openCalls.map((callId) => ({ id: id('fco'), type: 'function_call_output', call_id: callId, output: 'r' }) as Item),
+          ...openApprovals.map((approvalId) => ({ id: id('mcpa'), type: 'mcp_approval_response', approval_request_id: approvalId, approve: next() < 0.5 }) as Item),
+          user('next'),
+        ];
+        expect([...history.model.items, ...toModelItems(nextInput, registry, allRecords, replayStateFor(nextInput, history.model.replay))]).toEqual(toModelItems([...history.items, ...nextInput], registry, allRecords));
+        if (openApprovals.length > 0) approvalsAnswered++;
       }
     }
-    // the comparison ran (chains end their held model items at an approval, a compaction or a call without its record)
+    // the comparisons ran (chains end their held model items at a compaction or a call without its record)
     expect(held).toBeGreaterThan(250);
+    expect(approvalsAnswered).toBeGreaterThan(50);
   });
 });

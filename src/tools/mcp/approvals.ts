@@ -92,6 +92,7 @@ function rejectUnusable(verdict: ApprovalVerdict, id: string, param: string): vo
 }
 
 export const mcpApprovalGate: ApprovalGate = {
+  requestItemType: 'mcp_approval_request',
   answerItemType: 'mcp_approval_response',
   resolve: resolveApprovals,
   bind: (item, registry) => (item.type === 'mcp_approval_request' ? boundApprovalDigest(item, registry) : undefined),

@@ -60,12 +60,11 @@ export const mcpHandler: ToolHandler<McpDeclaration> = {
   // left out (a call without a result breaks most chat templates)
   replayItemTypes: ['mcp_approval_request', 'mcp_approval_response', 'mcp_list_tools'],
   replay(item, ctx) {
-    const requests = ctx.scratch('mcp_approval_requests', () => new Map<string, McpApprovalRequestItem>());
-    if (item.type === 'mcp_approval_request') requests.set(item.id, item);
+    if (item.type === 'mcp_approval_request') ctx.approvalRequests.set(item.id, item);
     if (item.type !== 'mcp_approval_response') return [];
     const id = item.approval_request_id;
-    const request = requests.get(id);
-    if (!request || ctx.answeredApprovals.has(id)) return [];
+    const request = ctx.approvalRequests.get(id) as McpApprovalRequestItem | undefined;
+    if (request?.type !== 'mcp_approval_request' || ctx.answeredApprovals.has(id)) return [];
     ctx.answeredApprovals.add(id);
     const call: ModelItem = { type: 'function_call', callId: id, name: mcpModelName(String(request.server_label), String(request.name)), arguments: String(request.arguments ?? '{}') };
     if (item.approve === true) return [call];
