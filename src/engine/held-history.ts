@@ -7,6 +7,7 @@ import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
 import { flattenedName } from '../tools/names.js';
 import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '../tools/registry.js';
 import { copiedReplayState, newReplayState, toModelItems, type ReplayState } from './conversation.js';
+import { deepFreeze } from '../util/freeze.js';
 
 export interface HeldHistory {
   /** The chain's public items (each record's input, then its output), in order. */
@@ -84,8 +85,17 @@ function extended(history: HeldHistory, records: readonly StoredResponse[]): Hel
   return {
     items: history.items.concat(added),
     records: callRecords.length > 0 ? history.records.concat(callRecords) : history.records,
-    model: history.model ? withModelItems(history.model, added, callRecords) : undefined,
+    model: history.model && !mayJoinRound(history.items.at(-1), added[0]) ? withModelItems(history.model, added, callRecords) : undefined,
   };
+}
+
+/**
+ * Whether the gateway calls on both sides of a boundary might be one round (the calls of a round
+ * are replayed together, then their results): only a conversion of both sides in one pass groups
+ * them as the model saw them.
+ */
+export function mayJoinRound(before: Item | undefined, after: Item | undefined): boolean {
+  return before !== undefined && after !== undefined && handlerForCallItem(before.type) !== undefined && handlerForCallItem(after.type) !== undefined;
 }
 
 /** `model` followed by the model items of `added`, or undefined when one of them is not context-free. */
@@ -103,7 +113,8 @@ function withModelItems(model: HeldModelItems, added: readonly Item[], callRecor
     namespaced.set(key, assumed);
   }
   const replay = replayStateFor(added, model.replay);
-  const converted = toModelItems(added, NO_TOOLS, recorded, replay);
+  // frozen, as the items converted once are: the chat encoder keeps the messages of frozen items
+  const converted = deepFreeze(toModelItems(added, NO_TOOLS, recorded, replay));
   return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced, replay };
 }
 

@@ -10,7 +10,7 @@ import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclaratio
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import { heldHistory, namesHold, replayStateFor, type HeldModelItems } from './held-history.js';
+import { heldHistory, mayJoinRound, namesHold, replayStateFor, type HeldModelItems } from './held-history.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
@@ -102,7 +102,8 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const conversation: ModelItem[] = [];
   if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
   // a compaction item stands for everything before it
-  const heldModel = held.model !== undefined && !inputItems.some((item) => item.type === 'compaction') && namesHold(held.model, registry) ? held.model : undefined;
+  const heldModel =
+    held.model !== undefined && !inputItems.some((item) => item.type === 'compaction') && !mayJoinRound(history.at(-1), inputItems[0]) && namesHold(held.model, registry) ? held.model : undefined;
   const effective = heldModel ? priorItems : applyCompactions(priorItems);
   /** Where images fetched over the network may start (held model items were looked at when they were made). */
   let imagesFrom = 0;

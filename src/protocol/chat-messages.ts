@@ -45,8 +45,8 @@ export function encodeChatMessages(items: readonly ModelItem[], reasoningReplay:
   // calls (an agent's every turn) keeps what came before those calls, as its results are ordered
   // with them
   const sharedEnd = end;
-  while (end > start && sharedEnd - end < MAX_PREFIX_LOOKBACK && !startsAfresh(items[end])) end--;
-  if (end - start >= MIN_KEPT_PREFIX && (start === 0 || startsAfresh(items[start])) && startsAfresh(items[end])) {
+  while (end > start && sharedEnd - end < MAX_PREFIX_LOOKBACK && !startsAfresh(items, end)) end--;
+  if (end - start >= MIN_KEPT_PREFIX && (start === 0 || startsAfresh(items, start)) && startsAfresh(items, end)) {
     // what comes before may leave leading system text open (the history's first message closes
     // it, alone or not), never a reasoning item waiting for an assistant message
     const before = start > 0 ? encodeRun(items.slice(0, start), reasoningReplay) : undefined;
@@ -87,13 +87,22 @@ export function sameRunLength<T>(items: readonly T[], start: number, run: readon
 }
 
 /**
- * Whether the messages of the items before `next` are the same whatever follows: a user or
+ * Whether the messages of the items before `items[at]` are the same whatever follows: a user or
  * assistant message starts a message of its own, joins nothing before it and, unlike a system
- * message, is never merged with leading system text. A call (which joins the assistant message
- * before it) or a tool result (ordered with the results before it) is not.
+ * message, is never merged with leading system text; so does the model's next turn right after
+ * a tool result — a call, or thoughts and then a call or an assistant message (an agent's loop:
+ * the results before it are complete). Any other call (which joins the assistant message before
+ * it) or tool result (ordered with the results before it) does not.
  */
-function startsAfresh(next: ModelItem | undefined): boolean {
-  return next === undefined || (next.type === 'message' && (next.role === 'user' || next.role === 'assistant'));
+function startsAfresh(items: readonly ModelItem[], at: number): boolean {
+  const next = items[at];
+  if (next === undefined) return true;
+  if (next.type === 'message') return next.role === 'user' || next.role === 'assistant';
+  if (items[at - 1]?.type !== 'function_call_output') return false;
+  let turn = at;
+  while (items[turn]?.type === 'reasoning') turn++;
+  const opened = items[turn];
+  return opened !== undefined && (opened.type === 'function_call' || (opened.type === 'message' && opened.role === 'assistant'));
 }
 
 /**
@@ -108,7 +117,7 @@ function historyMessages(items: readonly ModelItem[], start: number, end: number
     const kept = keptHistories.get(items[last]);
     if (kept === undefined || kept.replay !== replay || kept.items.length !== last + 1 - start || !sameItems(items, start, kept.items)) continue;
     if (last === end - 1) return kept.messages;
-    if (!startsAfresh(items[last + 1])) break;
+    if (!startsAfresh(items, last + 1)) break;
     const rest = encodeRun(items.slice(last + 1, end), replay);
     if (!rest.clean) return undefined;
     keptHistories.delete(items[last]);

@@ -32,12 +32,21 @@ export function responseRow(record: StoredResponse): ResponseRow {
  * Attaches to each record of a chain just read from the store the model-facing records of its
  * gateway calls (read with it), as the chain cache holds records it extended a chain with.
  */
-export function attachCallRecords(chain: readonly StoredResponse[], records: Iterable<{ responseId: string; record: GatewayCallRecord }>): void {
+export function attachCallRecords(chain: readonly StoredResponse[], records: Iterable<{ responseId: string; record: GatewayCallRecord }>): number {
   const byResponse = new Map(chain.map((stored) => [stored.response.id, stored]));
+  let bytes = 0;
   for (const { responseId, record } of records) {
     const stored = byResponse.get(responseId);
-    if (stored) (stored.callRecords ??= []).push(record);
+    if (stored === undefined) continue;
+    (stored.callRecords ??= []).push(record);
+    bytes += recordBytes(record);
   }
+  return bytes;
+}
+
+/** About what a call record keeps alive: a page the model read can be far larger than its public item. */
+function recordBytes(record: GatewayCallRecord): number {
+  return record.itemId.length + record.callId.length + record.name.length + record.arguments.length + record.output.length + (record.round?.length ?? 0);
 }
 
 /** Default budget of a store's chain cache: a 5 MB chain (1,000 turns of 5 KB) fits a dozen times. */
@@ -46,7 +55,7 @@ export const DEFAULT_CHAIN_CACHE_BYTES = 64 * 1024 * 1024;
 
 interface Entry {
   chain: readonly StoredResponse[];
-  /** The JSON text of the whole chain, an upper bound of what the entry keeps alive. */
+  /** The JSON text of the whole chain and its call records, about what the entry keeps alive. */
   bytes: number;
   /** The store's deletion epoch the chain was valid at. */
   epoch: number;
@@ -105,10 +114,14 @@ export class ChainCache {
     const parent = this.entries.get(row.previous);
     if (parent === undefined) return;
     const record: StoredResponse = { response: JSON.parse(row.response), inputItems: JSON.parse(row.inputItems), owner: row.owner };
-    // copies: the run that made them is not frozen with the record
-    if (callRecords?.length) record.callRecords = callRecords.map((callRecord) => ({ ...callRecord }));
+    let recordsBytes = 0;
+    if (callRecords?.length) {
+      // copies: the run that made them is not frozen with the record
+      record.callRecords = callRecords.map((callRecord) => ({ ...callRecord }));
+      for (const callRecord of callRecords) recordsBytes += recordBytes(callRecord);
+    }
     deepFreeze(record);
-    this.put(row.id, { chain: [...parent.chain, record], bytes: parent.bytes + row.response.length + row.inputItems.length, epoch: parent.epoch });
+    this.put(row.id, { chain: [...parent.chain, record], bytes: parent.bytes + row.response.length + row.inputItems.length + recordsBytes, epoch: parent.epoch });
   }
 
   clear(): void {

@@ -122,8 +122,8 @@ export class PostgresResponseStore implements ResponseStore {
     if (rows.length === 0) return undefined;
     const chain = rows.map(decode);
     const callRecords = await this.pool.query<{ response_id: string; record: GatewayCallRecord }>(`SELECT response_id, record FROM ${this.t.callRecords} WHERE response_id = ANY($1::text[])`, [chain.map((stored) => stored.response.id)]);
-    attachCallRecords(chain, callRecords.rows.map((row) => ({ responseId: row.response_id, record: row.record })));
-    this.chains.fill(chain, rows.reduce((sum, row) => sum + Number(row.bytes), 0), epoch);
+    const recordsBytes = attachCallRecords(chain, callRecords.rows.map((row) => ({ responseId: row.response_id, record: row.record })));
+    this.chains.fill(chain, rows.reduce((sum, row) => sum + Number(row.bytes), recordsBytes), epoch);
     return chain;
   }
 

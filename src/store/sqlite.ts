@@ -140,8 +140,8 @@ export class SqliteResponseStore implements ResponseStore {
     if (rows.length === 0) return undefined;
     const chain = rows.map(decode);
     const callRecords = this.selectChainCallRecords.all(JSON.stringify(chain.map((stored) => stored.response.id))) as Array<{ response_id: string; record: string }>;
-    attachCallRecords(chain, callRecords.map((row) => ({ responseId: row.response_id, record: JSON.parse(row.record) })));
-    this.chains.fill(chain, rows.reduce((sum, row) => sum + row.response.length + row.input_items.length, 0), epoch);
+    const recordsBytes = attachCallRecords(chain, callRecords.map((row) => ({ responseId: row.response_id, record: JSON.parse(row.record) })));
+    this.chains.fill(chain, rows.reduce((sum, row) => sum + row.response.length + row.input_items.length, recordsBytes), epoch);
     return chain;
   }
 

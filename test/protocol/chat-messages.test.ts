@@ -115,6 +115,34 @@ describe('encodeChatMessages with a kept shared history', () => {
     }
   });
 
+  it("an agent's tool loop (tool results in, thoughts and calls out, no user message) encodes only what is new", () => {
+    let reads = 0;
+    const counted = (item: ModelItem): ModelItem => {
+      const { type, ...rest } = item;
+      return deepFreeze(Object.defineProperty({ ...rest }, 'type', { enumerable: true, get: () => (reads++, type) })) as ModelItem;
+    };
+    for (const replay of ['none', 'reasoning'] as const) {
+      const history: ModelItem[] = [counted({ type: 'message', role: 'user', content: text('fix the bug') })];
+      for (let n = 1; n <= 200; n++) {
+        // the model's last turn: a thought, then two calls
+        history.push(counted({ type: 'reasoning', text: `thinking ${n}` }));
+        history.push(counted({ type: 'function_call', callId: `a${n}`, name: 'shell', arguments: `{"n":${n}}` }));
+        history.push(counted({ type: 'function_call', callId: `b${n}`, name: 'read', arguments: `{"n":${n}}` }));
+        // this turn's input: their results, in another order
+        const input: ModelItem[] = [
+          { type: 'function_call_output', callId: `b${n}`, output: `read ${n}` },
+          { type: 'function_call_output', callId: `a${n}`, output: `ran ${n}` },
+        ];
+        const items = [...history, ...input];
+        reads = 0;
+        const messages = encodeChatMessages(items, replay);
+        if (n > 20) expect(reads, `${replay}, turn ${n}`).toBeLessThan(40);
+        expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, replay)));
+        history.push(...input.map(counted));
+      }
+    }
+  });
+
   it('does not reuse a history whose last assistant message a new call would join', () => {
     const history: ModelItem[] = [];
     for (let turn = 0; turn < 20; turn++) {

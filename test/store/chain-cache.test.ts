@@ -95,6 +95,21 @@ describe('ChainCache', () => {
   });
 });
 
+describe('ChainCache and call records', () => {
+  it("count against the byte budget: a turn whose search read a long page is not held past it", () => {
+    const row = responseRow(record('r2', 'r1'));
+    const budget = 100 + row.response.length + row.inputItems.length + 5_000;
+    const cache = new ChainCache(budget);
+    cache.fill([record('r1', null)], 100, 0);
+    const read = (output: string) => [{ itemId: 'ws_1', callId: 'call_1', name: 'web_search', arguments: '{}', output, round: 'call_1' }];
+    cache.written(row, read('a short page'));
+    expect(cache.get('r2', 0)?.[1].callRecords).toEqual(read('a short page'));
+    cache.fill([record('s1', null)], 100, 0);
+    cache.written(responseRow(record('s2', 's1')), read('x'.repeat(10_000)));
+    expect(cache.get('s2', 0)).toBeUndefined();
+  });
+});
+
 describe('store.chainCacheMb', () => {
   it('0 keeps nothing: every read goes to the database', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-chain-cache-off-'));
