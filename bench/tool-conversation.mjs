@@ -1,7 +1,9 @@
 // A stored conversation whose every turn calls a namespaced client tool (as Codex's
 // `multi_agent_v1` tools are declared): each turn continues from the last with
 // `previous_response_id`, answering the last call and asking again, so the history grows by a
-// call, its output and a message (≈ 3 KB) per turn. Prints, per build, the median time per turn
+// call, its output and a message (≈ 3 KB) per turn. BENCH_TOOLCONV_SHAPE=loop: an agent's tool
+// loop instead — one user message, then every turn only the last call's result (≈ 1.5 KB) and the
+// model's next call. Prints, per build, the median time per turn
 // and the gateway's CPU per turn early (turns 20–220) and late (turns 800–1,000, ≈ 3 MB of
 // history): a held history that did not hold namespaced calls converted the whole history every
 // turn.
@@ -12,7 +14,7 @@
 // child in front of one simulator; their conversations alternate, two rounds. The simulator parses
 // every body too, so compare the gateway's CPU per turn (from /proc, 10 ms ticks over 200 turns)
 // rather than the wall time. Knobs: BENCH_TOOLCONV_TURNS (1000), BENCH_TOOLCONV_WINDOW (200),
-// BENCH_TOOLCONV_ROUNDS (2). Prints only.
+// BENCH_TOOLCONV_ROUNDS (2), BENCH_TOOLCONV_SHAPE (`answer`, or `loop`). Prints only.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,6 +24,7 @@ import { median } from './lib/stats.mjs';
 const TURNS = Number(process.env.BENCH_TOOLCONV_TURNS ?? 1000);
 const WINDOW = Number(process.env.BENCH_TOOLCONV_WINDOW ?? 200);
 const ROUNDS = Number(process.env.BENCH_TOOLCONV_ROUNDS ?? 2);
+const LOOP = process.env.BENCH_TOOLCONV_SHAPE === 'loop';
 const roots = (process.argv.length > 2 ? process.argv.slice(2) : [new URL('..', import.meta.url).pathname]).map((folder) => resolve(folder));
 const tools = [{ type: 'namespace', name: 'files', description: 'File tools.', tools: [{ type: 'function', name: 'list', description: 'Lists a folder.', parameters: { type: 'object', properties: { dir: { type: 'string' } } } }] }];
 const filler = 'gateway stream response model token '.repeat(40);
@@ -36,8 +39,10 @@ async function conversation(gw, sim) {
     if (i === 20) cpu.earlyFrom = cpuMicros(gw.pid);
     if (i === 20 + WINDOW) cpu.early = (cpuMicros(gw.pid) - cpu.earlyFrom) / WINDOW;
     if (i === TURNS - WINDOW) cpu.lateFrom = cpuMicros(gw.pid);
-    const ask = `${i} ${filler}\n#sim ${JSON.stringify({ rounds: [{ tool_calls: [{ name: 'files__list', arguments: { dir: `d${i}` } }] }] })}`;
-    const input = [...(callId ? [{ type: 'function_call_output', call_id: callId, output: `listing ${i} ${filler}` }] : []), { role: 'user', content: ask }];
+    // the simulator's script: a call now (answer), or a call on every round after the one message (loop)
+    const ask = `${i} ${filler}\n#sim ${JSON.stringify({ rounds: [{ tool_calls: [{ name: 'files__list', arguments: { dir: `d${i}` } }] }], repeat_last: LOOP })}`;
+    const result = callId ? [{ type: 'function_call_output', call_id: callId, output: `listing ${i} ${filler}` }] : [];
+    const input = LOOP && i > 0 ? result : [...result, { role: 'user', content: ask }];
     const t0 = performance.now();
     const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'switchyard-sim', input, tools, previous_response_id: previous }) });
     const body = await res.json();
@@ -60,7 +65,7 @@ async function main() {
     const sim = await startSimulatorChild();
     const sides = [];
     for (const [i, root] of roots.entries()) sides.push({ root, gw: await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root }) });
-    console.log(`${TURNS} turns per conversation; windows: turns 20–${20 + WINDOW} and ${TURNS - WINDOW}–${TURNS}; ${ROUNDS} rounds, alternating`);
+    console.log(`${LOOP ? 'a tool loop' : 'answer and ask'}: ${TURNS} turns per conversation; windows: turns 20–${20 + WINDOW} and ${TURNS - WINDOW}–${TURNS}; ${ROUNDS} rounds, alternating`);
     for (let round = 0; round < ROUNDS; round++) {
       for (const { root, gw } of round % 2 === 0 ? sides : [...sides].reverse()) {
         const r = await conversation(gw, sim);
