@@ -4,7 +4,7 @@ import type { Item, MessageContentPart, ReasoningItem } from '../protocol/respon
 import { compactionToModelItem } from './compaction.js';
 import type { GatewayCallRecord } from '../store/store.js';
 import type { DiscoverContext, ReplayContext, ToolHandler } from '../tools/handler.js';
-import { discoverTools, handlerForCallItem, handlerForReplayItem, parseTools, type ToolRegistry } from '../tools/registry.js';
+import { APPROVAL_ITEMS, discoverTools, handlerForCallItem, handlerForReplayItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 import { deepFreeze } from '../util/freeze.js';
 
@@ -80,9 +80,10 @@ export function newReplayState(): ReplayState {
   return { approvalRequests: new Map(), answeredApprovals: new Set() };
 }
 
-/** A copy of `state` that a rebuild may change. */
-export function copiedReplayState(state: ReplayState): ReplayState {
-  return { approvalRequests: new Map(state.approvalRequests), answeredApprovals: new Set(state.answeredApprovals) };
+/** The replay state to convert `items` with after items converted apart: a copy when they may change it (they hold approvals), else `after` itself. */
+export function replayStateFor(items: readonly Item[], after: ReplayState): ReplayState {
+  if (!items.some((item) => APPROVAL_ITEMS.has(item.type))) return after;
+  return { approvalRequests: new Map(after.approvalRequests), answeredApprovals: new Set(after.answeredApprovals) };
 }
 
 /** A message, reasoning or compaction item in the model's terms (none when it carries nothing). */

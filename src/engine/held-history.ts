@@ -6,7 +6,7 @@ import { holdsRemoteImage } from '../net/image-inline.js';
 import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
 import { flattenedName } from '../tools/names.js';
 import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '../tools/registry.js';
-import { copiedReplayState, newReplayState, toModelItems, type ReplayState } from './conversation.js';
+import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
 import { deepFreeze } from '../util/freeze.js';
 
 export interface HeldHistory {
@@ -116,11 +116,6 @@ function withModelItems(model: HeldModelItems, added: readonly Item[], callRecor
   // frozen, as the items converted once are: the chat encoder keeps the messages of frozen items
   const converted = deepFreeze(toModelItems(added, NO_TOOLS, recorded, replay));
   return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced, replay };
-}
-
-/** The replay state to convert `items` with after `held`'s: a copy when they may change it (they hold approvals), else `held`'s. */
-export function replayStateFor(items: readonly Item[], held: ReplayState): ReplayState {
-  return items.some((item) => APPROVAL_ITEMS.has(item.type)) ? copiedReplayState(held) : held;
 }
 
 /** Context-free items name no tool of the turn's: converted without one, their names are flattened. */

@@ -10,9 +10,9 @@ import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclaratio
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import { heldHistory, mayJoinRound, namesHold, replayStateFor, type HeldModelItems } from './held-history.js';
+import { heldHistory, mayJoinRound, namesHold, type HeldModelItems } from './held-history.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
-import { loadSearchedTools, toModelItems } from './conversation.js';
+import { loadSearchedTools, replayStateFor, toModelItems } from './conversation.js';
 import { resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { offeredNames } from './round.js';

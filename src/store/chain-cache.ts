@@ -28,20 +28,10 @@ export function responseRow(record: StoredResponse): ResponseRow {
   };
 }
 
-/**
- * Attaches to each record of a chain just read from the store the model-facing records of its
- * gateway calls (read with it), as the chain cache holds records it extended a chain with.
- */
-export function attachCallRecords(chain: readonly StoredResponse[], records: Iterable<{ responseId: string; record: GatewayCallRecord }>): number {
-  const byResponse = new Map(chain.map((stored) => [stored.response.id, stored]));
-  let bytes = 0;
-  for (const { responseId, record } of records) {
-    const stored = byResponse.get(responseId);
-    if (stored === undefined) continue;
-    (stored.callRecords ??= []).push(record);
-    bytes += recordBytes(record);
-  }
-  return bytes;
+/** A response read from the store, with the model-facing records of its gateway calls read with it (as the chain cache holds records). */
+export function withCallRecords(stored: StoredResponse, callRecords: GatewayCallRecord[]): StoredResponse {
+  if (callRecords.length > 0) stored.callRecords = callRecords;
+  return stored;
 }
 
 /** About what a call record keeps alive: a page the model read can be far larger than its public item. */

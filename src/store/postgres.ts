@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Item } from '../protocol/responses.js';
-import { attachCallRecords, ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
+import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, withCallRecords, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { PostgresApprovals, type Verdict } from './postgres-approvals.js';
 import { PostgresRuns } from './postgres-runs.js';
@@ -108,22 +108,24 @@ export class PostgresResponseStore implements ResponseStore {
     const held = this.chains.get(id, epoch);
     if (held) return held;
     // Walk previous_response_id links in one statement; depth is bounded to stop cycles.
-    const { rows } = await this.pool.query<DocumentRow & { bytes: number }>(
+    const { rows } = await this.pool.query<DocumentRow & { call_records: GatewayCallRecord[] | null; bytes: number }>(
       `WITH RECURSIVE chain(id, depth) AS (
          SELECT id, 0 FROM ${this.t.responses} WHERE id = $1
          UNION ALL
          SELECT r.previous_response_id, chain.depth + 1 FROM ${this.t.responses} r JOIN chain ON r.id = chain.id
          WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
        )
-       SELECT r.response, r.input_items, r.owner, length(r.response::text) + length(r.input_items::text) AS bytes
-       FROM chain JOIN ${this.t.responses} r ON r.id = chain.id ORDER BY chain.depth DESC`,
+       SELECT r.response, r.input_items, r.owner, records.list AS call_records,
+         length(r.response::text) + length(r.input_items::text) + coalesce(length(records.list::text), 0) AS bytes
+       FROM chain JOIN ${this.t.responses} r ON r.id = chain.id
+       LEFT JOIN LATERAL (SELECT json_agg(g.record) AS list FROM ${this.t.callRecords} g WHERE g.response_id = r.id) records ON true
+       ORDER BY chain.depth DESC`,
       [id],
     );
     if (rows.length === 0) return undefined;
-    const chain = rows.map(decode);
-    const callRecords = await this.pool.query<{ response_id: string; record: GatewayCallRecord }>(`SELECT response_id, record FROM ${this.t.callRecords} WHERE response_id = ANY($1::text[])`, [chain.map((stored) => stored.response.id)]);
-    const recordsBytes = attachCallRecords(chain, callRecords.rows.map((row) => ({ responseId: row.response_id, record: row.record })));
-    this.chains.fill(chain, rows.reduce((sum, row) => sum + Number(row.bytes), recordsBytes), epoch);
+    // each response with the model-facing records of its gateway calls, as the chain cache holds it
+    const chain = rows.map((row) => withCallRecords(decode(row), row.call_records ?? []));
+    this.chains.fill(chain, rows.reduce((sum, row) => sum + Number(row.bytes), 0), epoch);
     return chain;
   }
 

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { SqliteWriteBatches } from './sqlite-batches.js';
-import { attachCallRecords, ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, type ResponseRow } from './chain-cache.js';
+import { ChainCache, DEFAULT_CHAIN_CACHE_BYTES, responseRow, withCallRecords, type ResponseRow } from './chain-cache.js';
 import { DEFAULT_TENANT } from './tenant.js';
 import { SqliteConversationWriter } from './sqlite-conversations.js';
 import { openDatabase } from './sqlite-file.js';
@@ -32,7 +32,6 @@ export class SqliteResponseStore implements ResponseStore {
   private readonly upsert: Database.Statement;
   private readonly selectOne: Database.Statement;
   private readonly selectChain: Database.Statement;
-  private readonly selectChainCallRecords: Database.Statement;
   private readonly deleteOne: Database.Statement;
   private readonly insertApproval: Database.Statement;
   private readonly useApproval: Database.Statement;
@@ -100,8 +99,9 @@ export class SqliteResponseStore implements ResponseStore {
         SELECT r.previous_response_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.id
         WHERE r.previous_response_id IS NOT NULL AND chain.depth < 10000
       )
-      SELECT r.response, r.input_items, r.owner FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
-    this.selectChainCallRecords = this.database.prepare('SELECT response_id, record FROM gateway_call_records WHERE response_id IN (SELECT value FROM json_each(?))');
+      SELECT r.response, r.input_items, r.owner,
+        (SELECT json_group_array(json(g.record)) FROM gateway_call_records g WHERE g.response_id = r.id) AS call_records
+      FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth DESC`);
     this.deleteOne = this.database.prepare('DELETE FROM responses WHERE id = ?');
     this.upsertCallRecord = this.database.prepare(`INSERT INTO gateway_call_records (item_id, response_id, record, owner) VALUES (?, ?, ?, ?)
        ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id, record = excluded.record WHERE gateway_call_records.owner = excluded.owner`);
@@ -136,12 +136,11 @@ export class SqliteResponseStore implements ResponseStore {
     const epoch = this.selectDeletions.get() as number;
     const held = this.chains.get(id, epoch);
     if (held) return held;
-    const rows = this.selectChain.all(id) as Array<{ response: string; input_items: string }>;
+    const rows = this.selectChain.all(id) as Array<{ response: string; input_items: string; call_records: string }>;
     if (rows.length === 0) return undefined;
-    const chain = rows.map(decode);
-    const callRecords = this.selectChainCallRecords.all(JSON.stringify(chain.map((stored) => stored.response.id))) as Array<{ response_id: string; record: string }>;
-    const recordsBytes = attachCallRecords(chain, callRecords.map((row) => ({ responseId: row.response_id, record: JSON.parse(row.record) })));
-    this.chains.fill(chain, rows.reduce((sum, row) => sum + row.response.length + row.input_items.length, recordsBytes), epoch);
+    // each response with the model-facing records of its gateway calls, as the chain cache holds it
+    const chain = rows.map((row) => withCallRecords(decode(row), JSON.parse(row.call_records)));
+    this.chains.fill(chain, rows.reduce((sum, row) => sum + row.response.length + row.input_items.length + row.call_records.length, 0), epoch);
     return chain;
   }
 

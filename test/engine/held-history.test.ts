@@ -2,8 +2,8 @@
 // chain tip from its parent's, its model items must be exactly what converting the whole chain
 // gives — and absent wherever a turn's tools or later items could change them.
 import { describe, expect, it } from 'vitest';
-import { heldHistory, mayJoinRound, namesHold, replayStateFor } from '../../src/engine/held-history.js';
-import { toModelItems } from '../../src/engine/conversation.js';
+import { heldHistory, mayJoinRound, namesHold } from '../../src/engine/held-history.js';
+import { replayStateFor, toModelItems } from '../../src/engine/conversation.js';
 import type { Item } from '../../src/protocol/responses.js';
 import type { GatewayCallRecord, StoredResponse } from '../../src/store/store.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
