@@ -2,9 +2,6 @@ import type pg from 'pg';
 import { migrateUnderLock, quoteIdent } from '../store/postgres.js';
 import { decodeKeyRow, type KeyRow, type KeyStore, type StoredKey } from './key-store.js';
 
-/** First key of the advisory lock serializing this table's migration ("skey"). */
-const KEYS_MIGRATION_LOCK = 0x736b6579;
-
 /** API keys in the gateway's PostgreSQL schema (on the pool it is given). */
 export class PostgresKeyStore implements KeyStore {
   private constructor(
@@ -14,7 +11,7 @@ export class PostgresKeyStore implements KeyStore {
 
   static async open(pool: pg.Pool, schema: string): Promise<PostgresKeyStore> {
     const s = quoteIdent(schema);
-    await migrateUnderLock(pool, schema, KEYS_MIGRATION_LOCK, `
+    await migrateUnderLock(pool, schema, `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.api_keys (
         name TEXT PRIMARY KEY,

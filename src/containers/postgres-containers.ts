@@ -3,9 +3,6 @@ import { openMigratedPool, migrateUnderLock, quoteIdent, withTransaction, type P
 import { toContainer, toFile, type ContainerRow, type FileRow } from './rows.js';
 import type { ContainerFileRecord, ContainerRecord, ContainerStore, Page, PageOptions } from './store.js';
 
-/** Advisory lock key of this table set's migration ("swyc"). */
-const MIGRATION_LOCK = 0x73777963;
-
 /** Container metadata in PostgreSQL, beside the responses (same schema; tables created when missing). */
 export class PostgresContainerStore implements ContainerStore {
   private readonly containers: string;
@@ -121,7 +118,7 @@ export class PostgresContainerStore implements ContainerStore {
 
 async function migrateContainers(pool: pg.Pool, schema: string): Promise<void> {
   const s = quoteIdent(schema);
-  await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
+  await migrateUnderLock(pool, schema, `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.containers (
         seq BIGSERIAL PRIMARY KEY,

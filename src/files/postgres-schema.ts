@@ -1,6 +1,3 @@
-/** Advisory lock key of these migrations ("swfs"), apart from the responses store's. */
-export const MIGRATION_LOCK = 0x73776673;
-
 /**
  * The file_search tables in schema `s` (already quoted), with the BM25 postings and the back-fill of
  * chunks written before them. Idempotent: run under the migration lock at every open.

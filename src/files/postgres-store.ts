@@ -3,7 +3,7 @@ import { createPool, migrateUnderLock, quoteIdent, withTransaction, type Postgre
 import { batchFromRow, fileFromRow, packVectors, storeFileFromRow, storeFromRow, vectorBytes, type BatchRow, type FileRow, type StoreFileRow, type StoreRow } from './rows.js';
 import { PgvectorIndex } from './postgres-vector-index.js';
 import { adjustCounts, bm25Search, indexTerms } from './postgres-bm25.js';
-import { fileSearchSchemaSql, MIGRATION_LOCK } from './postgres-schema.js';
+import { fileSearchSchemaSql } from './postgres-schema.js';
 import { wantsIndex } from './sqlite-vector-index.js';
 import {
   addCount,
@@ -74,7 +74,7 @@ export class PostgresFileSearchStore implements FileSearchStore {
 
   static async fromPool(pool: pg.Pool, schema: string, ownsPool = false, vectorIndex: VectorIndexMode = 'auto'): Promise<PostgresFileSearchStore> {
     const s = quoteIdent(schema);
-    await migrateUnderLock(pool, schema, MIGRATION_LOCK, fileSearchSchemaSql(s));
+    await migrateUnderLock(pool, schema, fileSearchSchemaSql(s));
     const store = new PostgresFileSearchStore(pool, s, ownsPool);
     const want = wantsIndex(vectorIndex, 'pgvector');
     if (want !== 'no') {

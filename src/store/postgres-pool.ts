@@ -32,14 +32,18 @@ export function createPool(url: string, options: PostgresStoreOptions = {}): pg.
   return pool;
 }
 
-/** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
+/** First key of the advisory lock serializing a schema's migrations (any constant; "swyd"). */
+const MIGRATION_LOCK = 0x73777964;
+
 /**
- * Applies a store's DDL in one transaction under an advisory lock on (`lock`, schema): replicas
- * starting together migrate one at a time instead of racing on `CREATE … IF NOT EXISTS`.
+ * Applies a store's DDL in one transaction under the schema's migration lock: replicas starting
+ * together, and the stores of one gateway (responses, files, containers, keys), migrate one at a
+ * time. With a lock per store, two replicas migrating different stores of one schema at once
+ * could deadlock on the catalog (seen in CI: "deadlock detected" at start-up).
  */
-export async function migrateUnderLock(pool: pg.Pool, schema: string, lock: number, ddl: string): Promise<void> {
+export async function migrateUnderLock(pool: pg.Pool, schema: string, ddl: string): Promise<void> {
   await withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [lock, schema]);
+    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
     await client.query(ddl);
   });
 }
@@ -65,9 +69,6 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
   }
 }
 
-/** First key of the advisory lock serializing migrations (any constant; "swyd"). */
-const MIGRATION_LOCK = 0x73777964;
-
 /**
  * Creates the schema and every table of the gateway (responses, background runs, events,
  * approvals, conversations) when missing, in one transaction under an advisory lock, so replicas
@@ -79,7 +80,7 @@ const MIGRATION_LOCK = 0x73777964;
  */
 export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
   const s = quoteIdent(schema);
-  await migrateUnderLock(pool, schema, MIGRATION_LOCK, `
+  await migrateUnderLock(pool, schema, `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.responses (
         id TEXT PRIMARY KEY,
