@@ -7,7 +7,8 @@
 // Each folder holds a build (`dist/` and `node_modules/`), e.g. a worktree of the base commit:
 // `git worktree add /tmp/base <rev> && cd /tmp/base && ln -s <this checkout>/node_modules && npm run build`.
 // Workload: `POST /v1/responses {input:"hello", store:false}`. Knobs: BENCH_AB_ROUNDS (8),
-// BENCH_AB_SECONDS (3), BENCH_AB_CONNECTIONS (32), BENCH_AB_STREAM (1 = streaming).
+// BENCH_AB_SECONDS (3), BENCH_AB_CONNECTIONS (32), BENCH_AB_STREAM (1 = streaming),
+// BENCH_AB_LOG_LEVEL (warn; `info` = with the access log), BENCH_AB_STORE (1 = `store: true`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,19 +25,21 @@ const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 8);
 const SECONDS = Number(process.env.BENCH_AB_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_AB_CONNECTIONS ?? 32);
 const STREAM = process.env.BENCH_AB_STREAM === '1';
+const LOG_LEVEL = process.env.BENCH_AB_LOG_LEVEL ?? 'warn';
+const STORE = process.env.BENCH_AB_STORE === '1';
 
 const tmpRoot = mkdtempSync(join(tmpdir(), 'switchyard-bench-ab-'));
 installCleanupHooks(async () => rmSync(tmpRoot, { recursive: true, force: true }));
 try {
   const sim = await startSimulatorChild();
-  const body = { model: 'switchyard-sim', input: 'hello', stream: STREAM, store: false };
+  const body = { model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE };
   const sides = [];
   for (const [i, root] of folders.entries()) {
-    const gw = await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root });
+    const gw = await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root, env: { SWITCHYARD_LOG_LEVEL: LOG_LEVEL } });
     sides.push({ root, gw, url: `${gw.url}/v1/responses`, cpu: [], rps: [] });
   }
   for (const side of sides) await measure({ url: side.url, body, connections: CONNECTIONS, seconds: 2, warmupSeconds: 0 });
-  console.log(`${ROUNDS} rounds of ${SECONDS} s, c=${CONNECTIONS}, ${STREAM ? 'streaming' : 'blocking'}, alternating order`);
+  console.log(`${ROUNDS} rounds of ${SECONDS} s, c=${CONNECTIONS}, ${STREAM ? 'streaming' : 'blocking'}${STORE ? ', store: true' : ''}, alternating order`);
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const r = await measure({ url: side.url, body, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 0, before: () => cpuMicros(side.gw.pid), after: () => cpuMicros(side.gw.pid) });

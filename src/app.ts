@@ -14,6 +14,7 @@ import { RequestObserver } from './observability/access-log.js';
 import { countStoreErrors, instrumentMcp, timedExecution } from './observability/instrument.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { Tracing } from './observability/tracing.js';
+import { batchedStdout } from './observability/log-destination.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { attachResponsesWebSocket } from './http/websocket.js';
 import { McpService } from './mcp/service.js';
@@ -77,7 +78,7 @@ const CUT_SETTLE_MS = 3_000;
 /** The composition root: config → store, upstreams, engine, HTTP server. */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
-  const log = options.logger ?? pino({ level: config.logLevel });
+  const log = options.logger ?? pino({ level: config.logLevel }, batchedStdout());
   const debug = log.isLevelEnabled('debug') ? (obj: object, msg: string) => log.debug(obj, msg) : undefined;
   let background: BackgroundRunner | undefined;
   const metrics = config.metrics.enabled ? new GatewayMetrics({ backgroundRuns: () => background?.activeRuns ?? 0 }) : undefined;
