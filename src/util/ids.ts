@@ -1,19 +1,36 @@
 import { randomBytes } from 'node:crypto';
 
+/** Random bytes per id: 144 bits, unguessable. */
+const RANDOM_BYTES = 18;
 /**
- * Opaque ids with OpenAI's prefixes (`resp_…`, `msg_…`). Random bytes are drawn in batches:
- * one syscall per 256 ids keeps id minting off the hot path's profile.
+ * Random bytes are drawn in batches: one syscall per 256 ids keeps id minting off the hot
+ * path's profile.
  */
-const BATCH = 24 * 256;
+const BATCH = RANDOM_BYTES * 256;
 let pool = randomBytes(BATCH);
 let offset = 0;
+let lastMs = -1;
+let msHex = '';
 
+/**
+ * Opaque ids with OpenAI's prefixes (`resp_…`, `msg_…`): 48 hex digits, the first 12 the
+ * millisecond of minting and the other 36 random. Time first, so ids minted one after another sort
+ * together: a store's primary-key index (SQLite, PostgreSQL) takes each new response, item or
+ * conversation at its right edge instead of on a random page, and a group commit writes a few
+ * index pages instead of one per row (`bench/README.md`: about half the SQLite time per stored
+ * turn once the table holds tens of thousands of rows).
+ */
 export function newId(prefix: string): string {
-  if (offset + 24 > BATCH) {
+  if (offset + RANDOM_BYTES > BATCH) {
     pool = randomBytes(BATCH);
     offset = 0;
   }
-  const id = pool.toString('hex', offset, offset + 24);
-  offset += 24;
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    msHex = now.toString(16).padStart(12, '0');
+  }
+  const id = msHex + pool.toString('hex', offset, offset + RANDOM_BYTES);
+  offset += RANDOM_BYTES;
   return `${prefix}_${id}`;
 }
