@@ -11,9 +11,11 @@
 // Several folders (builds: `dist/` and `node_modules/`, see bench/ab.mjs) run in one process in
 // alternating rounds, and B/A ratios are printed. Knobs: BENCH_PIPELINE_N (10,000 requests per
 // round), BENCH_PIPELINE_ROUNDS (10), BENCH_PIPELINE_CONCURRENCY (8), BENCH_PIPELINE_STREAM (1 = streaming),
-// BENCH_PIPELINE_STORE (1 = `store: true`: the SQLite writes of each turn, in the data folder of each build).
+// BENCH_PIPELINE_STORE (1 = `store: true`: the SQLite writes of each turn, in the data folder of each build),
+// BENCH_PIPELINE_BODY (a JSON file sent as the request body instead, e.g. a Codex request from
+// test/fixtures/codex/; its own `stream` and `store` are kept).
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,7 +29,8 @@ const ROUNDS = Number(process.env.BENCH_PIPELINE_ROUNDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_PIPELINE_CONCURRENCY ?? 8);
 const STREAM = process.env.BENCH_PIPELINE_STREAM === '1';
 const STORE = process.env.BENCH_PIPELINE_STORE === '1';
-const body = Buffer.from(JSON.stringify({ model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE }));
+const BODY_FILE = process.env.BENCH_PIPELINE_BODY;
+const body = BODY_FILE ? readFileSync(BODY_FILE) : Buffer.from(JSON.stringify({ model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE }));
 
 /** The request side dispatch reads: headers, then the body as one `data` chunk and `end`. */
 class MemoryRequest extends EventEmitter {
@@ -144,7 +147,7 @@ try {
     for (let i = 0; i < n; i += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n - i) }, one));
   };
   for (const side of sides) await batch(side.one, 5_000);
-  console.log(`${ROUNDS} rounds of ${N} ${STREAM ? 'streaming' : 'blocking'}${STORE ? ', store: true' : ''} requests, ${CONCURRENCY} at a time, node ${process.version}`);
+  console.log(`${ROUNDS} rounds of ${N} ${BODY_FILE ? `${BODY_FILE} (${body.length} bytes)` : `${STREAM ? 'streaming' : 'blocking'}${STORE ? ', store: true' : ''}`} requests, ${CONCURRENCY} at a time, node ${process.version}`);
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const before = process.cpuUsage();

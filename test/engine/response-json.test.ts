@@ -22,6 +22,20 @@ describe('responseJson', () => {
     expect(responseJson(response)).toContain('(changed)');
   });
 
+  it('stays JSON.stringify as the same Response changes between its events (output, status, usage)', () => {
+    const response = newResponseObject('resp_5', 5, parseCreateRequest(codexBody('fallback-tool/0002')));
+    expect(responseJson(response)).toBe(JSON.stringify(response));
+    response.status = 'completed';
+    response.output.push({ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'done', annotations: [], logprobs: [] }] } as unknown as Item);
+    expect(responseJson(response)).toBe(JSON.stringify(response));
+    // another Response with a list of the same names but other content: its own text
+    const other = codexBody('fallback-tool/0002');
+    other.tools[1].description = 'another description';
+    const second = newResponseObject('resp_6', 6, parseCreateRequest(other));
+    expect(responseJson(second)).toBe(JSON.stringify(second));
+    expect(responseJson(response)).toBe(JSON.stringify(response));
+  });
+
   it('is JSON.stringify when an output item also holds "tools":[], and without tools', () => {
     const response = newResponseObject('resp_3', 3, parseCreateRequest({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] }));
     response.output.push({ type: 'tool_search_output', id: 'tso_1', call_id: 'c', status: 'completed', execution: 'client', tools: [] } as unknown as Item);
