@@ -28,7 +28,7 @@ export function batchedStdout(): LogDestination {
   return shared;
 }
 
-export class BatchedWriter implements LogDestination {
+class BatchedWriter implements LogDestination {
   private batch = '';
   /** The part of a write the descriptor did not take (a full pipe), written before the batch. */
   private unwritten: Buffer | null = null;
