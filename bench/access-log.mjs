@@ -11,9 +11,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compareOnOff } from './lib/on-off.mjs';
+import { compareOnOff, onOffResult, runBench } from './lib/on-off.mjs';
 import { freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
-import { round } from './lib/stats.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
@@ -39,21 +38,7 @@ async function main() {
     const before = lines;
     const c = await compareOnOff({ off, on, body: BODY, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP, pairs: PAIRS });
     if (lines - before < 1000) throw new Error(`the access log wrote only ${lines - before} lines during the measured runs`);
-    const result = {
-      date: new Date().toISOString(),
-      workload: `POST /v1/responses stream:${STREAM} store:false`,
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      pairs: PAIRS,
-      accessLogLines: lines - before,
-      rps: c.rps,
-      cpuMicrosPerRequest: c.cpuMicrosPerRequest,
-      medianRps: c.medianRps,
-      throughputRatio: round(c.throughputRatio, 3),
-      cpuBoundThroughputRatio: round(c.cpuBoundThroughputRatio, 3),
-      target: 'cpuBoundThroughputRatio ≥ 0.95',
-      pass: c.cpuBoundThroughputRatio >= 0.95,
-    };
+    const result = onOffResult(c, { workload: `POST /v1/responses stream:${STREAM} store:false`, connections: CONNECTIONS, seconds: SECONDS, pairs: PAIRS, extra: { accessLogLines: lines - before } });
     writeFileSync(RESULTS_FILE, JSON.stringify(result, null, 2) + '\n');
     console.log(`access log on / off: req/s ratio ${result.throughputRatio}; CPU-bound throughput ratio (off CPU / on CPU per request) ${result.cpuBoundThroughputRatio} (${result.pass ? 'PASS' : 'MISS'} target ≥ 0.95)`);
   } finally {
@@ -61,8 +46,4 @@ async function main() {
   }
 }
 
-main().catch(async (err) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

@@ -10,9 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assertMetricsCounted, compareOnOff } from './lib/on-off.mjs';
+import { assertMetricsCounted, compareOnOff, onOffResult, runBench } from './lib/on-off.mjs';
 import { freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
-import { round } from './lib/stats.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
@@ -31,20 +30,7 @@ async function main() {
     const c = await compareOnOff({ off, on, body: BODY, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP, pairs: PAIRS });
     // the metrics endpoint answers and counted the load
     await assertMetricsCounted(on.url);
-    const result = {
-      date: new Date().toISOString(),
-      workload: 'POST /v1/responses stream:true store:false',
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      pairs: PAIRS,
-      rps: c.rps,
-      cpuMicrosPerRequest: c.cpuMicrosPerRequest,
-      medianRps: c.medianRps,
-      throughputRatio: round(c.throughputRatio, 3),
-      cpuBoundThroughputRatio: round(c.cpuBoundThroughputRatio, 3),
-      target: 'cpuBoundThroughputRatio ≥ 0.95',
-      pass: c.cpuBoundThroughputRatio >= 0.95,
-    };
+    const result = onOffResult(c, { workload: 'POST /v1/responses stream:true store:false', connections: CONNECTIONS, seconds: SECONDS, pairs: PAIRS });
     writeFileSync(RESULTS_FILE, JSON.stringify(result, null, 2) + '\n');
     console.log(`metrics on / off: measured req/s ratio ${result.throughputRatio}; CPU-bound throughput ratio (off CPU / on CPU per request) ${result.cpuBoundThroughputRatio} (${result.pass ? 'PASS' : 'MISS'} target ≥ 0.95)`);
   } finally {
@@ -52,8 +38,4 @@ async function main() {
   }
 }
 
-main().catch(async (err) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

@@ -2,7 +2,7 @@
 // first so a drift of the machine favours neither: req/s and the gateway's CPU per request for
 // each side, and both ratios (on / off). Used by bench/metrics.mjs and bench/auth.mjs.
 import { measure } from './load.mjs';
-import { cpuMicros } from './procs.mjs';
+import { cpuMicros, stopAll } from './procs.mjs';
 import { median, round } from './stats.mjs';
 
 /**
@@ -43,4 +43,37 @@ export async function compareOnOff({ off, on, onHeaders = {}, body, connections,
 export async function assertMetricsCounted(url) {
   const text = await (await fetch(`${url}/metrics`)).text();
   if (!/switchyard_http_requests_total\{route="\/v1\/responses",method="POST",status="200"\} [1-9]/.test(text)) throw new Error('metrics did not count the load');
+}
+
+/**
+ * The record an on/off bench writes (metrics, auth, access log): what was compared, the comparison's
+ * figures, `extra` fields, and the target — the "on" side costs < 5 % of a CPU-bound gateway's
+ * throughput (off CPU / on CPU per request ≥ 0.95).
+ */
+export function onOffResult(c, { workload, compared, connections, seconds, pairs, extra = {} }) {
+  return {
+    date: new Date().toISOString(),
+    workload,
+    ...(compared ? { compared } : {}),
+    connections,
+    seconds,
+    pairs,
+    rps: c.rps,
+    cpuMicrosPerRequest: c.cpuMicrosPerRequest,
+    medianRps: c.medianRps,
+    throughputRatio: round(c.throughputRatio, 3),
+    cpuBoundThroughputRatio: round(c.cpuBoundThroughputRatio, 3),
+    ...extra,
+    target: 'cpuBoundThroughputRatio ≥ 0.95',
+    pass: c.cpuBoundThroughputRatio >= 0.95,
+  };
+}
+
+/** Runs a bench's `main`: on a failure, prints it, stops every child and exits non-zero. */
+export function runBench(main) {
+  main().catch(async (err) => {
+    console.error(err);
+    await stopAll();
+    process.exit(1);
+  });
 }
