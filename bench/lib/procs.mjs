@@ -145,13 +145,14 @@ export async function startReplayUpstreamChild() {
  * `node [nodeArgs] dist/cli.js serve …` as a child (in `root`: this checkout, or another build's
  * folder for bench/ab.mjs); resolves once GET /health answers 200.
  * `nodeArgs` defaults to BENCH_GATEWAY_NODE_ARGS (space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+ * `stdout`: a file descriptor for the child's stdout (its log) instead of a pipe to this process.
  */
-export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean), root = ROOT }) {
+export async function startGatewayChild({ port, upstream, dataDir, configFile, env = {}, nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean), root = ROOT, stdout = 'pipe' }) {
   const args = [...nodeArgs, 'dist/cli.js', 'serve', '--port', String(port), '--host', '127.0.0.1', '--upstream', upstream, '--data-dir', dataDir];
   if (configFile) args.push('--config', configFile);
   const child = spawn(process.execPath, args, {
     cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', stdout, 'pipe'],
     env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn', ...env },
   });
   const entry = track(child, 'gateway');
