@@ -1,6 +1,6 @@
 // Two gateway children under the same streaming workload, `pairs` times, alternating which goes
 // first so a drift of the machine favours neither: req/s and the gateway's CPU per request for
-// each side, and both ratios (on / off). Used by bench/metrics.mjs and bench/auth.mjs.
+// each side, and both ratios (on / off). Used by bench/metrics.mjs, bench/auth.mjs and bench/access-log.mjs.
 import { measure } from './load.mjs';
 import { cpuMicros, stopAll } from './procs.mjs';
 import { median, round } from './stats.mjs';
