@@ -55,12 +55,17 @@ class BatchedWriter implements LogDestination {
   private flush(): void {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.unwritten === null && this.batch.length === 0) return;
+    // stdout took only part (a non-blocking pipe that is full): the rest goes first, a little later
+    if (this.writeHeld()) this.flushLater();
+  }
+
+  /** Writes the unwritten rest, else the batch; returns whether something is still held. */
+  private writeHeld(): boolean {
+    if (this.unwritten === null && this.batch.length === 0) return false;
     const bytes = this.unwritten ?? Buffer.from(this.batch);
     if (this.unwritten === null) this.batch = '';
     this.unwritten = this.writeSome(bytes);
-    // stdout took only part (a non-blocking pipe that is full): the rest goes first, a little later
-    if (this.unwritten !== null || this.batch.length > 0) this.flushLater();
+    return this.unwritten !== null || this.batch.length > 0;
   }
 
   /** Writes what the descriptor takes now; returns the rest, or null when all was written (or cannot ever be: a closed pipe). */
@@ -77,9 +82,6 @@ class BatchedWriter implements LogDestination {
   /** At exit, with no event loop left: a full pipe is retried a bounded number of times. */
   private flushAtExit(): void {
     clearTimeout(this.flushTimer);
-    for (let attempt = 0; attempt < 10_000 && (this.unwritten !== null || this.batch.length > 0); attempt++) {
-      this.flush();
-    }
-    clearTimeout(this.flushTimer);
+    for (let attempt = 0; attempt < 10_000 && this.writeHeld(); attempt++);
   }
 }
