@@ -9,7 +9,7 @@
 // store:true, each turn from the last) from a 1,000-deep chain (bench/lib/chains.mjs). The gateway
 // is stopped with SIGTERM (V8 writes the profile on exit), and the samples after start-up and
 // warm-up are summarised (top functions and files by self time).
-// Knobs: BENCH_PROFILE_SECONDS (6), BENCH_PROFILE_LABEL (current), BENCH_PROFILE_TOP (45),
+// Knobs: BENCH_PROFILE_SECONDS (6), BENCH_PROFILE_CONNECTIONS (32), BENCH_PROFILE_LABEL (current), BENCH_PROFILE_TOP (45),
 // BENCH_PROFILE_ONLY (blocking,streaming,store,codex: the workloads to run; growth), BENCH_PROFILE_KEEP
 // (a path to copy the raw .cpuprofile to, e.g. for Chrome DevTools).
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,7 @@ import { cloneChains } from './lib/chains.mjs';
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 6);
 const LABEL = process.env.BENCH_PROFILE_LABEL ?? 'current';
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 45);
+const CONNECTIONS = Number(process.env.BENCH_PROFILE_CONNECTIONS ?? 32);
 const ONLY = new Set((process.env.BENCH_PROFILE_ONLY ?? 'blocking,streaming,store,codex').split(',').map((x) => x.trim()));
 const MODEL = 'switchyard-sim';
 
@@ -53,7 +54,7 @@ async function main() {
     const skipMs = Date.now() - t0;
     const lines = [];
     for (const [name, body] of workloads) {
-      const r = await measure({ url, body, connections: 32, seconds: SECONDS, warmupSeconds: 0 });
+      const r = await measure({ url, body, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 0 });
       lines.push(`${name}: ${r.requests} requests, ${r.rps.toFixed(0)} req/s, p50 ${r.latencyMs.p50.toFixed(2)} ms`);
       console.log(lines[lines.length - 1]);
     }
@@ -71,7 +72,7 @@ async function main() {
     const out = fileURLToPath(new URL(`./profile-${LABEL}.txt`, import.meta.url));
     const header = [
       `# Gateway CPU profile (${LABEL}), ${new Date().toISOString()}, node ${process.version}`,
-      `# node bench/profile.mjs (BENCH_PROFILE_ONLY=${[...ONLY].join(',')}): gateway child with --cpu-prof, concurrency 32, ${SECONDS}s per workload; start-up and warm-up left out`,
+      `# node bench/profile.mjs (BENCH_PROFILE_ONLY=${[...ONLY].join(',')}): gateway child with --cpu-prof, concurrency ${CONNECTIONS}, ${SECONDS}s per workload; start-up and warm-up left out`,
       '# shared 2-core machine under load from other jobs: compare shares (%), not absolute ms',
       ...lines.map((l) => `#   ${l}`),
       '',

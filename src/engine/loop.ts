@@ -27,7 +27,7 @@ export function newTurnRun(turn: PreparedTurn, hooks: RunHooks, controller: Turn
   return { turn, hooks, controller, conversation: [...turn.conversation], callRecords: [], outcome: hooks.outcome ?? {}, owned: false, roundsRun: 0 };
 }
 
-/** What a cut-short output's round runs: nothing. */
+/** What a round runs when it has no gateway calls, or its output was cut short: nothing. */
 const NOTHING_RUN = { calls: [], approvalsRequested: 0, capped: false } as const;
 
 /**
@@ -136,7 +136,7 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
     run.conversation.push(...result.modelItems);
     // a cut-short output's calls are not run
     const cutShort = result.finishReason === 'length' ? 'max_output_tokens' : result.finishReason === 'content_filter' ? 'content_filter' : undefined;
-    const { calls, approvalsRequested, capped } = cutShort ? NOTHING_RUN : await dispatch(result.gatewayCalls);
+    const { calls, approvalsRequested, capped } = cutShort || result.gatewayCalls.length === 0 ? NOTHING_RUN : await dispatch(result.gatewayCalls);
     if (signal.aborted) return fail(ctx, acc, run, new Error('aborted'), signal);
     const needsClient = result.clientCalls > 0 || approvalsRequested > 0;
     const roundEnd = performance.now();

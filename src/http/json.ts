@@ -3,9 +3,12 @@ import { Errors, GatewayError, invalidRequest } from '../errors.js';
 import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
 import { noteModel } from '../observability/request-context.js';
 
-export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: HttpResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  const head: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  // copied in a loop: an object spread is the slow path on Node 20 (bench/object-spread.mjs)
+  if (headers) for (const name in headers) head[name] = headers[name];
+  res.writeHead(status, head);
   res.end(text);
 }
 

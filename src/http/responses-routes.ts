@@ -36,7 +36,8 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
   deps.inflight?.add(controller);
   try {
     // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
-    await turnSlot();
+    const slot = turnSlot();
+    if (slot) await slot;
     const turn = await deps.engine.prepare(body, controller, { tenant: tenantOf(req) });
     if (turn.request.background) {
       // the run belongs to the gateway now: a client leaving does not stop it

@@ -82,17 +82,18 @@ export class GatewayResponse extends ServerResponse<GatewayRequest> {
   streamGauge: { inc(): void; dec(): void } | undefined = undefined;
 }
 
-const writeHead = ServerResponse.prototype.writeHead;
-// writeHead has overloads; one patch on the subclass prototype catches explicit and implicit heads
-GatewayResponse.prototype.writeHead = function (this: GatewayResponse, ...args: unknown[]) {
+const writeHead = ServerResponse.prototype.writeHead as (this: ServerResponse, statusCode: number, reason?: unknown, headers?: unknown) => GatewayResponse;
+// writeHead has overloads (`(status, headers)`, `(status, reason, headers)`); one patch on the
+// subclass prototype catches explicit and implicit heads
+GatewayResponse.prototype.writeHead = function (this: GatewayResponse, statusCode: number, reason?: unknown, headers?: unknown) {
   if (this.firstByteAt === 0) {
     this.firstByteAt = performance.now();
-    const headers = args.find((a) => a !== null && typeof a === 'object' && !Array.isArray(a)) as Record<string, unknown> | undefined;
-    const type = headers?.['content-type'] ?? this.getHeader('content-type');
+    const given = typeof reason === 'string' ? headers : reason;
+    const type = given !== null && typeof given === 'object' && !Array.isArray(given) ? ((given as Record<string, unknown>)['content-type'] ?? this.getHeader('content-type')) : this.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('text/event-stream')) {
       this.isEventStream = true;
       this.streamGauge?.inc();
     }
   }
-  return (writeHead as (...a: unknown[]) => GatewayResponse).apply(this, args);
+  return writeHead.call(this, statusCode, reason, headers);
 } as typeof GatewayResponse.prototype.writeHead;

@@ -27,6 +27,15 @@ export class SseEventTooLargeError extends Error {
 const LF = 0x0a;
 const CR = 0x0d;
 const EMPTY = Buffer.alloc(0);
+const DATA = Buffer.from('data');
+const EVENT = Buffer.from('event');
+
+/** Whether the line's field name (`buf[start, end)`) is `name`: compared as bytes, without decoding it (a line per token). */
+function isField(buf: Buffer, start: number, end: number, name: Buffer): boolean {
+  if (end - start !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (buf[start + i] !== name[i]) return false;
+  return true;
+}
 
 /**
  * Incremental SSE parser working on bytes, so a multi-byte UTF-8 character split across
@@ -100,15 +109,14 @@ export class SseParser {
     if (buf[start] === 0x3a /* ':' comment */) return;
     let colon = buf.indexOf(0x3a, start);
     if (colon === -1 || colon > end) colon = end;
-    const field = buf.toString('latin1', start, colon);
     let valueStart = colon + 1;
     if (valueStart < end && buf[valueStart] === 0x20) valueStart++;
-    if (field === 'data') {
+    if (isField(buf, start, colon, DATA)) {
       const line = valueStart >= end ? '' : buf.toString('utf8', valueStart, end);
       this.data = this.data === null ? line : `${this.data}\n${line}`;
       this.eventBytes += end - start;
       if (this.eventBytes > this.maxEventBytes) throw new SseEventTooLargeError(this.maxEventBytes);
-    } else if (field === 'event') {
+    } else if (isField(buf, start, colon, EVENT)) {
       this.eventType = valueStart >= end ? '' : buf.toString('utf8', valueStart, end);
     }
   }

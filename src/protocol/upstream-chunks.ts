@@ -27,6 +27,12 @@ function optional(owner: Fields, key: string, path: string, ok: (value: unknown)
   if (value !== undefined && value !== null && !ok(value)) throw new MalformedChunkError(path === '' ? key : `${path}.${key}`, expected);
 }
 
+/** An optional string field (the check a chunk makes most: once per field per token, so inline). */
+function optionalString(owner: Fields, key: string, path: string): void {
+  const value = owner[key];
+  if (value !== undefined && value !== null && typeof value !== 'string') throw new MalformedChunkError(`${path}.${key}`, STRING);
+}
+
 const isString = (value: unknown) => typeof value === 'string';
 const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
 const isInteger = (value: unknown) => Number.isInteger(value);
@@ -39,28 +45,38 @@ const ARRAY = 'an array';
 export function checkChatChunk(value: unknown): ChatChunk {
   if (!isObject(value)) throw new MalformedChunkError('(chunk)', 'a JSON object');
   // some servers send the error as its message alone
-  optional(value, 'error', '', (error) => isObject(error) || isString(error), 'an object or a string');
-  optional(value, 'choices', '', Array.isArray, ARRAY);
-  const choice: unknown = (value.choices as unknown[] | undefined)?.[0];
+  if (value.error !== undefined) optional(value, 'error', '', (error) => isObject(error) || isString(error), 'an object or a string');
+  const choices = value.choices;
+  if (choices !== undefined && choices !== null && !Array.isArray(choices)) throw new MalformedChunkError('choices', ARRAY);
+  const choice: unknown = (choices as unknown[] | undefined | null)?.[0];
   if (choice !== undefined) {
     if (!isObject(choice)) throw new MalformedChunkError('choices[0]', OBJECT);
-    optional(choice, 'finish_reason', 'choices[0]', isString, STRING);
-    optional(choice, 'delta', 'choices[0]', isObject, OBJECT);
-    const delta = choice.delta as Fields | undefined | null;
-    if (delta) checkDelta(delta, 'choices[0].delta');
+    optionalString(choice, 'finish_reason', 'choices[0]');
+    const delta = choice.delta;
+    if (delta !== undefined && delta !== null) {
+      if (!isObject(delta)) throw new MalformedChunkError('choices[0].delta', OBJECT);
+      checkDelta(delta, 'choices[0].delta');
+    }
   }
-  optional(value, 'usage', '', isObject, OBJECT);
-  const usage = value.usage as Fields | undefined | null;
-  if (usage) for (const key of ['prompt_tokens', 'completion_tokens']) optional(usage, key, 'usage', isNumber, NUMBER);
+  const usage = value.usage;
+  if (usage !== undefined && usage !== null) {
+    if (!isObject(usage)) throw new MalformedChunkError('usage', OBJECT);
+    optional(usage, 'prompt_tokens', 'usage', isNumber, NUMBER);
+    optional(usage, 'completion_tokens', 'usage', isNumber, NUMBER);
+  }
   return value as ChatChunk;
 }
 
 function checkDelta(delta: Fields, path: string): void {
-  for (const key of ['content', 'refusal', 'reasoning', 'reasoning_content']) optional(delta, key, path, isString, STRING);
-  optional(delta, 'tool_calls', path, Array.isArray, ARRAY);
-  const calls = (delta.tool_calls as unknown[] | undefined | null) ?? [];
+  optionalString(delta, 'content', path);
+  optionalString(delta, 'refusal', path);
+  optionalString(delta, 'reasoning', path);
+  optionalString(delta, 'reasoning_content', path);
+  const calls = delta.tool_calls;
+  if (calls === undefined || calls === null) return;
+  if (!Array.isArray(calls)) throw new MalformedChunkError(`${path}.tool_calls`, ARRAY);
   for (let i = 0; i < calls.length; i++) {
-    const call = calls[i];
+    const call: unknown = calls[i];
     const callPath = `${path}.tool_calls[${i}]`;
     if (!isObject(call)) throw new MalformedChunkError(callPath, OBJECT);
     optional(call, 'index', callPath, isInteger, 'an integer');

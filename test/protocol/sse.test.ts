@@ -83,6 +83,13 @@ describe('SseParser', () => {
     expectSplitInvariant('id: 7\nretry: 1000\nfoo: bar\n\nevent: lonely\n\nid: 8\ndata: kept\n\n', [{ event: undefined, data: 'kept' }]);
   });
 
+  it('matches field names exactly: near misses of data / event (and a field line without a colon) are ignored', () => {
+    expectSplitInvariant('datum: x\ndata2: y\nDATA: z\ndat: w\nevents: e\nEvent: f\ndata\n\nevent\ndata: kept\n\n', [
+      { event: undefined, data: '' },
+      { event: '', data: 'kept' },
+    ]);
+  });
+
   it('decodes a multi-byte UTF-8 character split across chunks', () => {
     const all = bytes('data: {"t":"é你😀"}\n\n');
     const expected = [{ event: undefined, data: '{"t":"é你😀"}' }];
