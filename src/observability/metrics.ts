@@ -10,6 +10,7 @@ const MAX_LABEL_VALUES = 100;
 
 type CounterChild = { inc(by?: number): void };
 type HistogramChild = { observe(value: number): void };
+type LabelledMetric = Counter<string> | RecordedCounter | RecordedHistogram;
 
 /** The per-route children, bound once: the hot path only increments. */
 export interface RouteMetrics {
@@ -43,7 +44,9 @@ export class GatewayMetrics {
   private readonly failovers = new Counter({ name: 'switchyard_upstream_failovers_total', help: 'Requests moved to the next candidate upstream, by the upstream that failed', labelNames: ['upstream'], registers: [this.registry] });
   readonly openStreams = new Gauge({ name: 'switchyard_open_streams', help: 'Event streams (SSE) open now', registers: [this.registry] });
   private readonly routeCache = new Map<string, RouteMetrics>();
-  private readonly children = new Map<string, CounterChild | HistogramChild>();
+  /** Label children by metric, then by their label values. */
+  private readonly children = new Map<LabelledMetric, Map<string, CounterChild | HistogramChild>>();
+  private childCount = 0;
 
   constructor(sources: { backgroundRuns?: () => number } = {}) {
     const backgroundRuns = sources.backgroundRuns;
@@ -119,13 +122,24 @@ export class GatewayMetrics {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
-  private child(metric: Counter<string> | RecordedCounter | RecordedHistogram, ...values: string[]): CounterChild | HistogramChild {
-    const key = `${(metric as unknown as { name: string }).name}\u0000${values.join('\u0000')}`;
-    let child = this.children.get(key);
+  private child(metric: LabelledMetric, ...values: string[]): CounterChild | HistogramChild {
+    let byValues = this.children.get(metric);
+    if (!byValues) this.children.set(metric, (byValues = new Map()));
+    // one label (a response's status, a tool type): its value is the key, no key string per call
+    const key = values.length === 1 ? values[0] : values.join('\u0000');
+    let child = byValues.get(key);
     if (!child) {
-      if (this.children.size >= MAX_LABEL_VALUES * 20) values = values.map(() => 'other');
+      // past the cap a new label set counts as `other`, and is not cached itself: the cache stays bounded
+      if (this.childCount >= MAX_LABEL_VALUES * 20) {
+        const other = values.map(() => 'other');
+        const otherKey = other.join('\u0000');
+        child = byValues.get(otherKey);
+        if (!child) byValues.set(otherKey, (child = metric.labels(...other)));
+        return child;
+      }
       child = metric.labels(...values);
-      this.children.set(key, child);
+      byValues.set(key, child);
+      this.childCount++;
     }
     return child;
   }
