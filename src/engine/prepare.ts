@@ -3,17 +3,17 @@
 // model conversation, compaction and approvals. Everything that can fail with a 4xx fails here.
 import { Errors, invalidRequest, notFound } from '../errors.js';
 import type { ModelItem, ModelResponseFormat } from '../protocol/model.js';
-import type { Item, TextConfig } from '../protocol/responses.js';
+import type { Item, ResolvedInputItem, TextConfig } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord } from '../store/store.js';
-import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
+import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discovers, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
 import { heldHistory, mayJoinRound, namesHold, type HeldModelItems } from './held-history.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, replayStateFor, toModelItems } from './conversation.js';
-import { resolveItemReferences } from './item-references.js';
+import { hasItemReferences, resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { offeredNames } from './round.js';
 import { withFields } from '../util/objects.js';
@@ -74,7 +74,8 @@ export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Can
 
 async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, held: { items: Item[]; records: readonly GatewayCallRecord[]; model?: HeldModelItems }, body: unknown, signal: Cancellation, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
   const history = held.items;
-  const input = await resolveItemReferences(request.input, history, ctx.store, tenant);
+  // the common case resolves nothing: no await (each one is a turn of the microtask queue on the way to the upstream)
+  const input = hasItemReferences(request.input) ? await resolveItemReferences(request.input, history, ctx.store, tenant) : (request.input as ResolvedInputItem[]);
   // tools declared inside the input (tool_search_output) load with their credentials; what is
   // stored and echoed never carries them
   const inputWithCredentials = input.map(normalizeStoredItem);
@@ -90,9 +91,9 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   try {
     checkDeclarations(request.tools, searchedDeclarations(inputItems), declare);
     const discover = withFields(declare, { priorItems, signal });
-    preludeItems = await discoverTools(request.tools, discover);
+    preludeItems = request.tools.some(discovers) ? await discoverTools(request.tools, discover) : [];
     registry = registerTools(request.tools, declare);
-    preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
+    if (inputWithCredentials.some((item) => item.type === 'tool_search_output')) preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
     choice = resolveToolChoice(request.toolChoice, registry);
   } catch (err) {
     if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);

@@ -200,6 +200,11 @@ export function searchedDeclarations(items: readonly JsonObject[]): JsonObject[]
   return items.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : []));
 }
 
+/** Whether a declared tool discovers what it offers (an MCP server's `tools/list`) before the turn. */
+export function discovers(tool: ParsedTool): boolean {
+  return tool.handler?.discover !== undefined;
+}
+
 /**
  * Stage 2: every handler that discovers (MCP `tools/list`) does so, all servers concurrently.
  * Returns the public items discovery produced, in declaration order.
