@@ -8,8 +8,10 @@
 // `git worktree add /tmp/base <rev> && cd /tmp/base && ln -s <this checkout>/node_modules && npm run build`.
 // Workload: `POST /v1/responses {input:"hello", store:false}`. Knobs: BENCH_AB_ROUNDS (8),
 // BENCH_AB_SECONDS (3), BENCH_AB_CONNECTIONS (32), BENCH_AB_STREAM (1 = streaming),
-// BENCH_AB_LOG_LEVEL (warn; `info` = with the access log), BENCH_AB_STORE (1 = `store: true`).
-import { mkdtempSync, rmSync } from 'node:fs';
+// BENCH_AB_LOG_LEVEL (warn; `info` = with the access log), BENCH_AB_STORE (1 = `store: true`),
+// BENCH_AB_BODY (a JSON file sent as the request body instead, e.g. a Codex request from
+// test/fixtures/codex/; its own `stream` and `store` are kept).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { measure } from './lib/load.mjs';
@@ -27,19 +29,20 @@ const CONNECTIONS = Number(process.env.BENCH_AB_CONNECTIONS ?? 32);
 const STREAM = process.env.BENCH_AB_STREAM === '1';
 const LOG_LEVEL = process.env.BENCH_AB_LOG_LEVEL ?? 'warn';
 const STORE = process.env.BENCH_AB_STORE === '1';
+const BODY_FILE = process.env.BENCH_AB_BODY;
 
 const tmpRoot = mkdtempSync(join(tmpdir(), 'switchyard-bench-ab-'));
 installCleanupHooks(async () => rmSync(tmpRoot, { recursive: true, force: true }));
 try {
   const sim = await startSimulatorChild();
-  const body = { model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE };
+  const body = BODY_FILE ? readFileSync(BODY_FILE, 'utf8') : { model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE };
   const sides = [];
   for (const [i, root] of folders.entries()) {
     const gw = await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root, env: { SWITCHYARD_LOG_LEVEL: LOG_LEVEL } });
     sides.push({ root, gw, url: `${gw.url}/v1/responses`, cpu: [], rps: [] });
   }
   for (const side of sides) await measure({ url: side.url, body, connections: CONNECTIONS, seconds: 2, warmupSeconds: 0 });
-  console.log(`${ROUNDS} rounds of ${SECONDS} s, c=${CONNECTIONS}, ${STREAM ? 'streaming' : 'blocking'}${STORE ? ', store: true' : ''}, alternating order`);
+  console.log(`${ROUNDS} rounds of ${SECONDS} s, c=${CONNECTIONS}, ${BODY_FILE ?? `${STREAM ? 'streaming' : 'blocking'}${STORE ? ', store: true' : ''}`}, alternating order`);
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const r = await measure({ url: side.url, body, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 0, before: () => cpuMicros(side.gw.pid), after: () => cpuMicros(side.gw.pid) });

@@ -2,10 +2,11 @@ import type { HttpRequest, HttpResponse } from './exchange.js';
 import { Errors, GatewayError, invalidRequest } from '../errors.js';
 import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
 import { noteModel } from '../observability/request-context.js';
+import { utf8Text, wireText } from '../util/utf8.js';
 
 export function sendJson(res: HttpResponse, status: number, body: unknown, headers?: Record<string, string>): void {
-  const text = JSON.stringify(body);
-  const head: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  const text = wireText(JSON.stringify(body));
+  const head: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': typeof text === 'string' ? Buffer.byteLength(text) : text.length };
   // copied in a loop: an object spread is the slow path on Node 20 (bench/object-spread.mjs)
   if (headers) for (const name in headers) head[name] = headers[name];
   res.writeHead(status, head);
@@ -21,7 +22,7 @@ export function sendError(res: HttpResponse, err: GatewayError): void {
 /** Reads a JSON body, refusing more than `limit` bytes with 413 before buffering them. */
 export async function readJsonBody(req: HttpRequest, limit: number): Promise<unknown> {
   const body = await readRawBody(req, limit);
-  const text = body.toString('utf8');
+  const text = utf8Text(body);
   if (text.length === 0) throw invalidRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
   const parsed = parseClientJson(text, 'request body');
   noteModel(req, parsed);

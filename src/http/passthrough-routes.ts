@@ -6,6 +6,7 @@ import { readRawBody } from './json.js';
 import { noteModel } from '../observability/request-context.js';
 import type { Route } from './router.js';
 import { abortWhenClientLeaves } from './client-gone.js';
+import { utf8Text } from '../util/utf8.js';
 
 /** Upstream answer headers worth passing on; hop-by-hop and length headers are Node's business. */
 const FORWARDED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
@@ -26,7 +27,7 @@ async function forward(router: UpstreamRouter, path: string, maxBodyBytes: numbe
   const body = await readRawBody(req, maxBodyBytes);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    parsed = JSON.parse(utf8Text(body));
   } catch (err) {
     throw invalidRequest(`The request body is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
   }

@@ -1,6 +1,7 @@
 import type { HttpResponse } from './exchange.js';
 import { encodeSseEvent } from '../protocol/sse.js';
 import { firstEvent } from '../util/events.js';
+import { wireText } from '../util/utf8.js';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -41,7 +42,7 @@ export class SseWriter {
     const text = this.pending;
     this.pending = '';
     this.lastWrite = Date.now();
-    if (!this.res.destroyed && !this.res.writableEnded) this.res.write(text);
+    if (!this.res.destroyed && !this.res.writableEnded) this.res.write(wireText(text));
   };
 
   /** Resolves once the socket buffer has drained (immediately when it is not full). */
@@ -56,7 +57,7 @@ export class SseWriter {
     const rest = this.pending;
     this.pending = '';
     if (!this.res.writableEnded) {
-      if (rest !== '' && !this.res.destroyed) this.res.end(rest);
+      if (rest !== '' && !this.res.destroyed) this.res.end(wireText(rest));
       else this.res.end();
     }
   }

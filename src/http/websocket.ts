@@ -14,6 +14,7 @@ import { authenticate } from './authenticate.js';
 import type { Limiter } from './limiter.js';
 import { TurnAbort } from '../util/abort.js';
 import { deepFreeze } from '../util/freeze.js';
+import { utf8Text, wireText } from '../util/utf8.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -336,7 +337,8 @@ class Connection {
       this.socket.cork();
       process.nextTick(this.uncork);
     }
-    this.ws.send(json);
+    // a text frame, whether its payload goes as the string or as its bytes (utf8.ts)
+    this.ws.send(wireText(json), { binary: false });
   }
 
   private readonly uncork = (): void => {
@@ -367,7 +369,7 @@ class Connection {
 }
 
 function rawToString(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
-  return data.toString('utf8');
+  if (Array.isArray(data)) return utf8Text(Buffer.concat(data));
+  if (data instanceof ArrayBuffer) return utf8Text(Buffer.from(data));
+  return utf8Text(data);
 }

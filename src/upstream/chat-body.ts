@@ -2,6 +2,7 @@ import type { ChatMessage, ChatRequest } from '../protocol/chat.js';
 import { sameRunLength } from '../protocol/chat-messages.js';
 import { aroundHole } from '../util/kept-json.js';
 import { keptToolsBytes } from './kept-tools.js';
+import { utf8Bytes } from '../util/utf8.js';
 
 /** Below this many shared messages one `JSON.stringify` is cheaper than assembling kept bytes. */
 const MIN_SHARED_MESSAGES = 8;
@@ -59,7 +60,7 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   const shell = JSON.stringify(tools === undefined ? { ...request, messages: [] } : { ...request, messages: [], tools: [] });
   const at = shell.indexOf(MESSAGES_OPEN) + MESSAGES_OPEN.length;
   const chunks: Buffer[] = [];
-  let pieces: Buffer[] = [Buffer.from(shell.slice(0, at))];
+  let pieces: Buffer[] = [utf8Bytes(shell.slice(0, at))];
   for (let i = 0; i < messages.length; ) {
     if (i > 0) pieces.push(COMMA);
     const block = Object.isFrozen(messages[i]) ? blockAt(messages, i) : undefined;
@@ -75,7 +76,7 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   }
   const tail = shell.slice(at);
   if (tools === undefined) {
-    pieces.push(Buffer.from(tail));
+    pieces.push(utf8Bytes(tail));
   } else {
     const split = withTools(tail, tools);
     if (split === undefined) return JSON.stringify(request);
@@ -90,7 +91,7 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
 /** `json` with its `"tools":[]` filled with `tools`, as three chunks (undefined: see `aroundHole`). */
 function withTools(json: string, tools: Buffer): [Buffer, Buffer, Buffer] | undefined {
   const sides = aroundHole(json, TOOLS_HOLE);
-  return sides && [Buffer.from(sides[0]), tools, Buffer.from(sides[1])];
+  return sides && [utf8Bytes(sides[0]), tools, utf8Bytes(sides[1])];
 }
 
 /** The block for the run of shared messages starting at `start`, made or grown when worth it. */
@@ -130,10 +131,10 @@ function trimmed(messages: readonly ChatMessage[], start: number, block: Block, 
 }
 
 function messageBytes(message: ChatMessage): Buffer {
-  if (!Object.isFrozen(message)) return Buffer.from(JSON.stringify(message));
+  if (!Object.isFrozen(message)) return utf8Bytes(JSON.stringify(message));
   let bytes = bytesOf.get(message);
   if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(message));
+    bytes = utf8Bytes(JSON.stringify(message));
     bytesOf.set(message, bytes);
   }
   return bytes;

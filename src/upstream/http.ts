@@ -4,6 +4,7 @@ import { Errors, GatewayError } from '../errors.js';
 import type { RawEvent } from '../protocol/model.js';
 import { SseParser } from '../protocol/sse.js';
 import { withFields } from '../util/objects.js';
+import { wireText } from '../util/utf8.js';
 import { abortSignalOf, type Cancellation } from '../util/abort.js';
 import type { UpstreamOptions } from './client.js';
 import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
@@ -49,9 +50,11 @@ export class UpstreamTransport {
    * exchange, retrying only what is safe to retry.
    */
   async post(path: string, json: string | readonly Buffer[], signal: Cancellation): Promise<UpstreamExchange> {
-    let body: string | Buffer | readonly Buffer[] = json;
+    let body: string | Buffer | readonly Buffer[];
     let headers = this.headers;
-    if (typeof json !== 'string') {
+    if (typeof json === 'string') body = wireText(json);
+    else {
+      body = json;
       let length = 0;
       for (const chunk of json) length += chunk.length;
       // undici writes each chunk of an iterable body in a write (a syscall) of its own, one
