@@ -10,6 +10,11 @@ import { isAscii, isUtf8, transcode } from 'node:buffer';
 
 /** Below this many characters (bytes) Node's own conversion is as fast. */
 const LONG = 4096;
+/**
+ * Above this many characters (bytes) the conversion keeps to Node's way: ICU's needs a UTF-16
+ * copy of the whole text besides the result, and at that size the memory matters more than the time.
+ */
+const LONGEST = 8 * 1024 * 1024;
 
 /**
  * A character a one-byte string cannot hold. On a one-byte string V8 answers without reading it,
@@ -22,7 +27,7 @@ const WIDE = /[^\x00-\xff]/;
  * itself, or, for a long text with a wide character, its UTF-8 bytes — exactly `Buffer.from(text)`.
  */
 export function wireText(text: string): string | Buffer {
-  if (text.length < LONG || !WIDE.test(text)) return text;
+  if (text.length < LONG || text.length > LONGEST || !WIDE.test(text)) return text;
   try {
     return transcode(Buffer.from(text, 'ucs2'), 'ucs2', 'utf8');
   } catch {
@@ -39,7 +44,7 @@ export function utf8Bytes(text: string): Buffer {
 
 /** Exactly `bytes.toString('utf8')` (invalid sequences become U+FFFD), converted the faster way. */
 export function utf8Text(bytes: Buffer): string {
-  if (bytes.length < LONG) return bytes.toString('utf8');
+  if (bytes.length < LONG || bytes.length > LONGEST) return bytes.toString('utf8');
   // pure ASCII reads as Latin-1 byte for byte, with no decoding at all
   if (isAscii(bytes)) return bytes.toString('latin1');
   // only valid UTF-8 takes ICU's way: invalid bytes are replaced as V8 replaces them

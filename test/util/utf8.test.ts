@@ -14,6 +14,7 @@ const texts: Record<string, string> = {
   'long, CJK': long('中文字符和日本語のテキスト'),
   'long, a byte-order mark first': `\uFEFF${long('“bom” ')}`,
   'long, U+FFFD and U+2028/U+2029 kept': long('\uFFFD\u2028\u2029 '),
+  'very long (over 8 M characters: Node converts it)': '“wide” '.repeat(1_300_000),
 };
 
 describe('utf8Bytes / wireText', () => {
@@ -25,10 +26,12 @@ describe('utf8Bytes / wireText', () => {
     });
   }
 
-  it('hands short and one-byte texts over as they are (Node encodes those fast itself)', () => {
+  it('hands short, one-byte and very long texts over as they are (Node encodes those itself)', () => {
     expect(wireText(texts['short, wide'])).toBe(texts['short, wide']);
     expect(wireText(texts['long ASCII'])).toBe(texts['long ASCII']);
     expect(wireText(texts['long Latin-1'])).toBe(texts['long Latin-1']);
+    const veryLong = texts['very long (over 8 M characters: Node converts it)'];
+    expect(wireText(veryLong)).toBe(veryLong);
     expect(Buffer.isBuffer(wireText(texts['long, wide characters']))).toBe(true);
   });
 
