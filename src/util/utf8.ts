@@ -31,7 +31,7 @@ export function wireText(text: string): string | Buffer {
   try {
     return transcode(Buffer.from(text, 'ucs2'), 'ucs2', 'utf8');
   } catch {
-    // a lone surrogate (never in JSON.stringify's output): U+FFFD, as Buffer.from writes it
+    // a lone surrogate (never in JSON.stringify's output), or a Node built without ICU: Node's way (U+FFFD for the surrogate)
     return Buffer.from(text);
   }
 }
@@ -49,5 +49,10 @@ export function utf8Text(bytes: Buffer): string {
   if (isAscii(bytes)) return bytes.toString('latin1');
   // only valid UTF-8 takes ICU's way: invalid bytes are replaced as V8 replaces them
   if (!isUtf8(bytes)) return bytes.toString('utf8');
-  return transcode(bytes, 'utf8', 'ucs2').toString('ucs2');
+  try {
+    return transcode(bytes, 'utf8', 'ucs2').toString('ucs2');
+  } catch {
+    // a Node built without ICU has no transcode
+    return bytes.toString('utf8');
+  }
 }
