@@ -63,6 +63,27 @@ describe('long text with wide characters, end to end', () => {
     expect(response.output[0].content[0].text).toBe(`You said: ${input}\uFFFD\uFFFDOKEN`);
   });
 
+  it('a stored chain continued turn after turn: the next turns send the history exactly (kept message bytes)', async () => {
+    // from 8 shared messages on, the history goes upstream as kept bytes (chat-body.ts): six turns make 12
+    let previous: string | undefined;
+    const inputs: string[] = [];
+    for (let turn = 0; turn < 6; turn++) {
+      const text = `Turn ${turn}: ${input}`;
+      inputs.push(text);
+      const response = await client.responses.create({ model: 'm', instructions, input: text, store: true, ...(previous ? { previous_response_id: previous } : {}) });
+      expect(response.output_text).toBe(`You said: ${text}`);
+      previous = response.id;
+    }
+    const messages = upstreamMessages();
+    expect(textOf(messages[0].content)).toBe(instructions);
+    const history = messages.slice(1).map((message) => [message.role, textOf(message.content)]);
+    expect(history).toEqual(inputs.flatMap((text, i) => (i < inputs.length - 1 ? [['user', text], ['assistant', `You said: ${text}`]] : [['user', text]])));
+    // and the stored response reads back exactly
+    const stored = await client.responses.retrieve(previous!);
+    expect(stored.instructions).toBe(instructions);
+    expect(stored.output_text).toBe(`You said: ${inputs.at(-1)}`);
+  });
+
   it('WebSocket mode: text frames, the text exactly, both ways', async () => {
     const ws = new WebSocket(`${tg.gateway.url.replace('http', 'ws')}/v1/responses`);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
