@@ -68,6 +68,8 @@ const CACHE_ENTRIES = 256;
 const MAX_QUEUED = 16;
 /** On close, how long a client gets to answer the close frame before its socket is cut. */
 const CLOSE_GRACE_MS = 1_000;
+/** Every event is a text frame, whether its payload is handed over as the string or as its bytes (utf8.ts). */
+const TEXT_FRAME = { binary: false } as const;
 
 /** Handles WebSocket upgrades on `RESPONSES_WS_PATH` of `server`; other upgrade paths get a 404. */
 export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocketDeps): ResponsesWebSocket {
@@ -337,8 +339,7 @@ class Connection {
       this.socket.cork();
       process.nextTick(this.uncork);
     }
-    // a text frame, whether its payload goes as the string or as its bytes (utf8.ts)
-    this.ws.send(wireText(json), { binary: false });
+    this.ws.send(wireText(json), TEXT_FRAME);
   }
 
   private readonly uncork = (): void => {
