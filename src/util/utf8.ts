@@ -2,8 +2,8 @@
 //
 // Node 20 converts between UTF-8 bytes and a string that holds a character above U+00FF (a
 // typographic quote or dash, an arrow, any CJK) at 1.2–2 ns per character: a Codex request of
-// 47 KB with some seventy of them takes ≈ 85 µs to decode and its upstream request as long to
-// encode, more than `JSON.parse` reads it in. ICU's converters (`buffer.transcode`) do the same
+// 47 KB with some seventy of them takes 60–100 µs to decode and its upstream request as long to
+// encode, about what `JSON.parse` takes to read it. ICU's converters (`buffer.transcode`) do the same
 // conversion 3–5 × faster from a few KB up; below that the fixed cost of a conversion wins
 // (bench/utf8.mjs has the figures). The results are the same bytes and the same strings.
 import { isAscii, isUtf8, transcode } from 'node:buffer';
