@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest } from '../protocol/chat.js';
 import { sameRunLength } from '../protocol/chat-messages.js';
-import { aroundHole } from '../util/kept-json.js';
+import { aroundHole, KeptJson } from '../util/kept-json.js';
 import { keptToolsBytes } from './kept-tools.js';
 import { utf8Bytes } from '../util/utf8.js';
 
@@ -36,12 +36,24 @@ interface Segment {
 const blocks = new WeakMap<ChatMessage, Block>();
 
 /**
+ * A system prompt this long is kept by content: coding agents resend theirs (Codex ≈ 20 KB, with
+ * wide characters) verbatim with every request, in a new object each time. A request holding one
+ * is assembled from message bytes: one `JSON.stringify` of it all would serialise the prompt again
+ * and, for one wide character in it, the whole request as a two-byte string (B/A 0.825 in CPU per
+ * Codex request, bench/README.md stop 29).
+ */
+const LONG_SYSTEM_CHARS = 4096;
+/** Long system prompts' bytes, compared in full before reuse (`KeptJson`): 16 of ≤ 256 K characters. */
+const keptSystemPrompts = new KeptJson(utf8Bytes, 16, 256 * 1024);
+
+/**
  * A chat request as the bytes sent upstream: exactly `JSON.stringify(request)`, as one string or
  * as a few large chunks. Frozen messages are a conversation's shared history (`encodeChatMessages`
  * keeps one message object per stored item, the same object every turn): their bytes are kept,
  * and a run of them is kept joined as a block of a few segments that grows every `REBLOCK_AFTER`
  * messages, so a turn continued from a long `previous_response_id` chain neither serialises nor
- * copies its whole history again (issue 16) — the chunks go to the socket as they are.
+ * copies its whole history again (issue 16) — the chunks go to the socket as they are. A long
+ * system prompt is kept by its content (a coding agent resends the same one with every request).
  */
 export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   const { messages } = request;
@@ -49,7 +61,7 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
   for (let i = 0; i < messages.length && shared < MIN_SHARED_MESSAGES; i++) if (Object.isFrozen(messages[i])) shared++;
   // the tools' bytes are kept across requests and rounds (kept-tools.ts), and sent as they are
   const tools = request.tools !== undefined && request.tools.length > 0 ? keptToolsBytes(request.tools) : undefined;
-  if (shared < MIN_SHARED_MESSAGES) {
+  if (shared < MIN_SHARED_MESSAGES && !messages.some(isLongSystemPrompt)) {
     if (tools === undefined) return JSON.stringify(request);
     const split = withTools(JSON.stringify({ ...request, tools: [] }), tools);
     return split ?? JSON.stringify(request);
@@ -130,7 +142,16 @@ function trimmed(messages: readonly ChatMessage[], start: number, block: Block, 
   return { members: messages.slice(start, start + segments[held - 1].end), segments };
 }
 
+function isLongSystemPrompt(message: ChatMessage): boolean {
+  return (message.role === 'system' || message.role === 'developer') && message.content.length >= LONG_SYSTEM_CHARS;
+}
+
 function messageBytes(message: ChatMessage): Buffer {
+  if (isLongSystemPrompt(message)) {
+    // the key only finds the candidate (length and opening); KeptJson compares the whole message
+    const content = message.content as string;
+    return keptSystemPrompts.get(`${content.length}\u0000${content.slice(0, 64)}`, message);
+  }
   if (!Object.isFrozen(message)) return utf8Bytes(JSON.stringify(message));
   let bytes = bytesOf.get(message);
   if (bytes === undefined) {

@@ -1,7 +1,7 @@
 // chatRequestBody (src/upstream/chat-body.ts) must send exactly JSON.stringify(request), whatever
 // mix of shared (frozen) and fresh messages a request holds, whatever tools it declares, and
 // whatever was kept before.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeChatRequest, type ChatRequest } from '../../src/protocol/chat.js';
 import type { ModelFunction, ModelItem } from '../../src/protocol/model.js';
 import { chatRequestBody } from '../../src/upstream/chat-body.js';
@@ -69,6 +69,37 @@ describe('chatRequestBody', () => {
     const nonFinite = req(tools('keep'));
     (nonFinite.tools![1].function.parameters as Record<string, unknown>).max = Infinity;
     expect(bytesOf(chatRequestBody(nonFinite))).toBe(JSON.stringify(nonFinite));
+  });
+
+  it('a long system prompt resent by a new request (a coding agent) reuses its kept bytes; a changed one does not', () => {
+    const prompt = (ending: string) => `You are a coding agent — follow “these” rules → always. ${'Be careful with files. '.repeat(300)}${ending}`;
+    const req = (text: string, question: string) =>
+      request([
+        { type: 'message', role: 'system', content: [{ type: 'text', text }] },
+        { type: 'message', role: 'user', content: [{ type: 'text', text: question }] },
+      ]);
+    /** Whether sending `r` serialised its system prompt (rather than reusing kept bytes). */
+    const serialisesPrompt = (r: ChatRequest) => {
+      const stringify = vi.spyOn(JSON, 'stringify');
+      let body: string | Buffer[];
+      let serialised: boolean;
+      try {
+        body = chatRequestBody(r);
+        serialised = stringify.mock.calls.some(([value]) => value === r.messages[0] || (value as ChatRequest)?.messages?.[0] === r.messages[0]);
+      } finally {
+        stringify.mockRestore();
+      }
+      expect(bytesOf(body)).toBe(JSON.stringify(r));
+      return serialised;
+    };
+    expect(serialisesPrompt(req(prompt('End.'), 'first question'))).toBe(true);
+    // a new request: new objects, the same prompt, another question
+    expect(serialisesPrompt(req(prompt('End.'), 'second “question”'))).toBe(false);
+    // the same length and opening, another ending: serialised again, never mistaken for the kept one
+    expect(serialisesPrompt(req(prompt('Fin.'), 'third question'))).toBe(true);
+    // a short system prompt is serialised with the request every time
+    expect(serialisesPrompt(req('Be brief.', 'q'))).toBe(true);
+    expect(serialisesPrompt(req('Be brief.', 'q2'))).toBe(true);
   });
 
   it('a "tools":[] elsewhere in the request (a response schema) falls back to one JSON.stringify', () => {
