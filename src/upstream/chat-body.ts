@@ -81,9 +81,16 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
       for (const segment of block.segments) chunks.push(segment.bytes);
       pieces = [];
       i += block.members.length;
-    } else {
+    } else if (Object.isFrozen(messages[i]) || isLongSystemPrompt(messages[i])) {
       pieces.push(messageBytes(messages[i]));
       i++;
+    } else {
+      // a run of fresh messages (a history the client resends whole) in one JSON.stringify: its
+      // array's text without the brackets is the messages' JSON joined by commas
+      let end = i + 1;
+      while (end < messages.length && !Object.isFrozen(messages[end]) && !isLongSystemPrompt(messages[end])) end++;
+      pieces.push(utf8Bytes(JSON.stringify(messages.slice(i, end)).slice(1, -1)));
+      i = end;
     }
   }
   const tail = shell.slice(at);
@@ -146,6 +153,7 @@ function isLongSystemPrompt(message: ChatMessage): boolean {
   return (message.role === 'system' || message.role === 'developer') && message.content.length >= LONG_SYSTEM_CHARS;
 }
 
+/** The bytes of a shared (frozen) message or a long system prompt, serialised once. */
 function messageBytes(message: ChatMessage): Buffer {
   if (isLongSystemPrompt(message)) {
     // the key only finds the candidate (length and opening); KeptJson compares the whole message

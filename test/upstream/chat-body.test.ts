@@ -102,6 +102,27 @@ describe('chatRequestBody', () => {
     expect(serialisesPrompt(req('Be brief.', 'q2'))).toBe(true);
   });
 
+  it('a long system prompt with fresh and shared messages around it is still exactly JSON.stringify', () => {
+    const system: ModelItem = { type: 'message', role: 'system', content: [{ type: 'text', text: `Rules — “all” of them. ${'Keep going. '.repeat(500)}` }] };
+    const fresh = (tag: string): ModelItem[] => [
+      { type: 'message', role: 'user', content: [{ type: 'text', text: `${tag}: “wide” — 中文 😀 "quoted" \\ \n` }] },
+      { type: 'function_call', callId: `call_${tag}`, name: 'f', arguments: '{"cmd":"ls"}' },
+      { type: 'function_call_output', callId: `call_${tag}`, output: `out ${tag}` },
+      { type: 'message', role: 'assistant', content: [{ type: 'text', text: `done ${tag}` }] },
+    ];
+    for (const items of [
+      [system, ...fresh('a'), ...fresh('b')],
+      [...fresh('first'), system, ...fresh('c')],
+      [system, ...history(3, 'h'), ...fresh('d'), ...history(12, 'i'), ...fresh('e')],
+      [system],
+    ]) {
+      const req = request(items);
+      expect(bytesOf(chatRequestBody(req))).toBe(JSON.stringify(req));
+      const noTools = encodeChatRequest({ model: 'm', items, tools: [] });
+      expect(bytesOf(chatRequestBody(noTools))).toBe(JSON.stringify(noTools));
+    }
+  });
+
   it('a "tools":[] elsewhere in the request (a response schema) falls back to one JSON.stringify', () => {
     const req = encodeChatRequest({ model: 'm', items: [...history(10, 'rf')], tools: [{ name: 'f' }], responseFormat: { type: 'json_schema', name: 's', schema: { type: 'object', properties: { tools: [] } as never } } });
     expect(bytesOf(chatRequestBody(req))).toBe(JSON.stringify(req));
