@@ -160,7 +160,6 @@ function messageBytes(message: ChatMessage): Buffer {
     const content = message.content as string;
     return keptSystemPrompts.get(`${content.length}\u0000${content.slice(0, 64)}`, message);
   }
-  if (!Object.isFrozen(message)) return utf8Bytes(JSON.stringify(message));
   let bytes = bytesOf.get(message);
   if (bytes === undefined) {
     bytes = utf8Bytes(JSON.stringify(message));
