@@ -81,7 +81,10 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
       for (const segment of block.segments) chunks.push(segment.bytes);
       pieces = [];
       i += block.members.length;
-    } else if (Object.isFrozen(messages[i]) || isLongSystemPrompt(messages[i])) {
+    } else if (isLongSystemPrompt(messages[i])) {
+      pieces.push(systemPromptBytes(messages[i]));
+      i++;
+    } else if (Object.isFrozen(messages[i])) {
       pieces.push(messageBytes(messages[i]));
       i++;
     } else {
@@ -153,13 +156,17 @@ function isLongSystemPrompt(message: ChatMessage): boolean {
   return (message.role === 'system' || message.role === 'developer') && message.content.length >= LONG_SYSTEM_CHARS;
 }
 
-/** The bytes of a shared (frozen) message or a long system prompt, serialised once. */
+/**
+ * A long system prompt's bytes, kept by content: the key only finds the candidate (length and
+ * opening), KeptJson compares the whole message before reuse.
+ */
+function systemPromptBytes(message: ChatMessage): Buffer {
+  const content = message.content as string;
+  return keptSystemPrompts.get(`${content.length}\u0000${content.slice(0, 64)}`, message);
+}
+
+/** A shared (frozen) message's bytes, kept by the message object. */
 function messageBytes(message: ChatMessage): Buffer {
-  if (isLongSystemPrompt(message)) {
-    // the key only finds the candidate (length and opening); KeptJson compares the whole message
-    const content = message.content as string;
-    return keptSystemPrompts.get(`${content.length}\u0000${content.slice(0, 64)}`, message);
-  }
   let bytes = bytesOf.get(message);
   if (bytes === undefined) {
     bytes = utf8Bytes(JSON.stringify(message));
