@@ -3,7 +3,8 @@ import type { ModelRequest, ModelToolChoice, RawEvent } from '../protocol/model.
 import { ID_PREFIX } from '../protocol/responses.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { RegistryEntry } from '../tools/types.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { RawEventStream, UpstreamClient } from '../upstream/client.js';
+import { streamOf } from '../upstream/event-stream.js';
 import { newId } from '../util/ids.js';
 import type { Logger } from './types.js';
 import type { Cancellation } from '../util/abort.js';
@@ -21,11 +22,11 @@ import type { Cancellation } from '../util/abort.js';
  * but refuses this one (a 4xx: e.g. a backend that cannot read some Lark feature) gets the usual
  * request instead, and the input is checked as without constrained decoding.
  */
-export async function openRound(upstream: UpstreamClient, request: ModelRequest, registry: ToolRegistry | undefined, signal: Cancellation, log: Logger): Promise<AsyncIterable<RawEvent[]>> {
+export async function openRound(upstream: UpstreamClient, request: ModelRequest, registry: ToolRegistry | undefined, signal: Cancellation, log: Logger): Promise<RawEventStream> {
   const entry = registry ? forcedGrammarTool(request.toolChoice, registry) : undefined;
   if (!entry || !upstream.grammarSupport || !(await upstream.grammarSupport(request.model, signal))) return upstream.open(request, signal);
   try {
-    return replyAsCall(await upstream.open(constrainedRequest(request, entry), signal), entry);
+    return streamOf(replyAsCall(await upstream.open(constrainedRequest(request, entry), signal), entry));
   } catch (err) {
     if (signal.aborted || !(err instanceof GatewayError) || err.status < 400 || err.status >= 500) throw err;
     log.warn({ tool: entry.identity.name, message: err.message }, 'the upstream refused the grammar of a forced custom tool: sent without it');

@@ -108,14 +108,22 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
       toolChoice: round === 0 ? turn.toolChoice : turn.toolChoice === 'none' ? 'none' : tools.length > 0 ? 'auto' : undefined,
     });
     // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
-    const batches = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
-    if (!acc.started) await begin(ctx, acc, run);
-    if (!startedTools) await startTools();
+    const stream = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
+    try {
+      if (!acc.started) await begin(ctx, acc, run);
+      if (!startedTools) await startTools();
+    } catch (err) {
+      stream.close();
+      throw err;
+    }
 
     // loaded deferred tools are callable though not declared (mode `result`), unless the client narrowed the choice
     const translator = new RoundTranslator(acc, turn.registry, citations, offeredNames(request.tools ?? [], request.toolChoice), request.toolChoice !== 'none' && turn.toolsFollowRegistry);
     try {
-      for await (const batch of batches) {
+      // a batch that is already there is taken without a turn of the microtask queue
+      for (let next = stream.read(); ; next = stream.read()) {
+        const batch = next instanceof Promise ? await next : next;
+        if (batch === null) break;
         for (const event of batch) {
           if (event.kind === 'error') throw upstreamStreamError(event, 'The upstream failed mid-stream');
           translator.push(event);
@@ -126,6 +134,7 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
       }
       if (!translator.sawFinish) throw Errors.upstreamDisconnected('The upstream stream ended before the response was complete.');
     } catch (err) {
+      stream.close();
       translator.finish('incomplete');
       return fail(ctx, acc, run, err, signal);
     }

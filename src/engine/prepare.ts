@@ -114,10 +114,12 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
     for (const item of heldModel.items) conversation.push(item);
     if (!heldModel.remoteImages) imagesFrom = conversation.length;
     // after them as in one pass: an answer in the input pairs with an approval request they hold
-    conversation.push(...toModelItems(inputItems, registry, await callRecordsFor(ctx, inputItems, held.records, tenant), replayStateFor(inputItems, heldModel.replay)));
+    const records = callRecordsFor(ctx, inputItems, held.records, tenant);
+    conversation.push(...toModelItems(inputItems, registry, records instanceof Promise ? await records : records, replayStateFor(inputItems, heldModel.replay)));
   } else {
     // one pass over history and input: an approval request (history) pairs with its answer (input)
-    conversation.push(...toModelItems(effective, registry, await callRecordsFor(ctx, effective, held.records, tenant)));
+    const records = callRecordsFor(ctx, effective, held.records, tenant);
+    conversation.push(...toModelItems(effective, registry, records instanceof Promise ? await records : records));
   }
 
   const base = {
@@ -163,15 +165,21 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   };
 }
 
-/** The model-facing records of the calls in `items`: those held in memory, the rest from the store. */
-async function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): Promise<Map<string, GatewayCallRecord>> {
+/**
+ * The model-facing records of the calls in `items`: those held in memory, the rest from the store
+ * (only then a promise: the common turn has nothing to look up and takes no microtask turn).
+ */
+function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): Map<string, GatewayCallRecord> | Promise<Map<string, GatewayCallRecord>> {
   const calls = items.filter((item) => handlerForCallItem(item.type) !== undefined);
   // a held history's records are looked through only when there are calls to find (a continued
   // turn's input seldom holds one)
   const records = calls.length > 0 ? new Map(held.map((record) => [record.itemId, record])) : new Map<string, GatewayCallRecord>();
   const wanted = calls.filter((item) => !records.has(item.id)).map((item) => item.id);
-  if (wanted.length > 0) for (const record of await ctx.store.callRecords(wanted, tenant)) records.set(record.itemId, record);
-  return records;
+  if (wanted.length === 0) return records;
+  return ctx.store.callRecords(wanted, tenant).then((stored) => {
+    for (const record of stored) records.set(record.itemId, record);
+    return records;
+  });
 }
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */

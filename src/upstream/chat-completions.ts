@@ -1,10 +1,10 @@
 import { Errors } from '../errors.js';
 import { ChatStreamDecoder, encodeChatRequest, type ChatChunk, type ReasoningReplay } from '../protocol/chat.js';
 import { checkChatChunk, MalformedChunkError } from '../protocol/upstream-chunks.js';
-import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
+import type { GrammarField, ModelRequest } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
-import type { UpstreamClient, UpstreamOptions } from './client.js';
+import type { RawEventStream, UpstreamClient, UpstreamOptions } from './client.js';
 import { chatRequestBody } from './chat-body.js';
 import { UpstreamTransport } from './http.js';
 import { PROBE_FAILED, probeGrammarSupport } from './grammar-probe.js';
@@ -22,7 +22,7 @@ export class ChatCompletionsUpstream implements UpstreamClient {
   /** The grammar probe's answer, asked once (the first time a request needs it). */
   private grammarProbe: ReturnType<typeof probeGrammarSupport> | undefined;
 
-  async open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>> {
+  async open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
     // a grammar goes out only in the field this server honours, never to one that would ignore it
     const grammarField = request.grammar ? await this.grammarSupport(request.model, signal) : undefined;
     const response = await this.transport.post('/chat/completions', chatRequestBody(encodeChatRequest(request, this.reasoningReplay, grammarField)), signal);

@@ -1,13 +1,24 @@
 import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
 import type { Cancellation } from '../util/abort.js';
 
+/**
+ * An upstream round's raw events, a batch per network chunk. `read()` returns the next batch at
+ * once when it is already there and a promise of it otherwise, and null at the end; it throws
+ * (or rejects with) the GatewayError that ended the stream. `for await` reads it too.
+ */
+export interface RawEventStream extends AsyncIterable<RawEvent[]> {
+  read(): RawEvent[] | null | Promise<RawEvent[] | null>;
+  /** Stops reading before the end: releases the upstream connection. Safe to call at any point, and again. */
+  close(): void;
+}
+
 /** An inference server behind one dialect. */
 export interface UpstreamClient {
   /**
    * Sends the request and resolves once the upstream has accepted it (a 2xx status); failures
    * before that are thrown as GatewayError. The events come in batches, one per network chunk.
    */
-  open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>>;
+  open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream>;
   /** The upstream's `GET /models` list, as it answers it. */
   listModels(signal: AbortSignal): Promise<unknown>;
   /**

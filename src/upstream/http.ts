@@ -1,13 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { Errors, GatewayError } from '../errors.js';
-import type { RawEvent } from '../protocol/model.js';
-import { SseParser } from '../protocol/sse.js';
 import { withFields } from '../util/objects.js';
 import { wireText } from '../util/utf8.js';
 import { abortSignalOf, type Cancellation } from '../util/abort.js';
 import type { UpstreamOptions } from './client.js';
 import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
+import { UpstreamEventStream, type DecodePayload } from './event-stream.js';
 
 /**
  * A request body in chunks (`chatRequestBody`) up to this size is joined into one buffer, sent
@@ -135,41 +134,9 @@ export class UpstreamTransport {
     throw failure;
   }
 
-  /** Parsed SSE `data` payloads of an accepted streaming exchange, decoded by `decode`. */
-  async *events(exchange: UpstreamExchange, decode: (data: string, out: RawEvent[]) => void, signal: Cancellation): AsyncGenerator<RawEvent[]> {
-    const parser = new SseParser();
-    let firstTimer: NodeJS.Timeout | undefined = setTimeout(() => exchange.abort(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
-    // the abort listener `post` added still guards the exchange (one per exchange: adding and
-    // removing one on node's EventTarget costs ≈ 1.5 µs), and is removed when this reader is done
-    if (signal.aborted) exchange.abort(new Error('client disconnected'));
-    try {
-      for (;;) {
-        const next = exchange.next();
-        const chunk = next instanceof Promise ? await next : next;
-        if (chunk === null) break;
-        if (firstTimer) {
-          clearTimeout(firstTimer);
-          firstTimer = undefined;
-        }
-        const out: RawEvent[] = [];
-        for (const message of parser.push(chunk)) decode(message.data, out);
-        if (out.length > 0) yield out;
-      }
-      const out: RawEvent[] = [];
-      for (const message of parser.finish()) decode(message.data, out);
-      if (out.length > 0) yield out;
-    } catch (err) {
-      if (signal.aborted) throw abortedError();
-      if (err instanceof GatewayError) throw err;
-      if (err instanceof FirstTokenTimeout || exchange.abortReason instanceof FirstTokenTimeout) throw Errors.upstreamTimeout(`The upstream sent nothing within ${this.options.firstTokenTimeoutMs} ms.`);
-      if (err instanceof undiciErrors.BodyTimeoutError) throw Errors.upstreamTimeout(`The upstream stream was idle for more than ${this.options.idleTimeoutMs} ms.`);
-      throw Errors.upstreamDisconnected(`The upstream connection failed mid-stream: ${(err as Error).message}`);
-    } finally {
-      clearTimeout(firstTimer);
-      exchange.unwatch();
-      // leaving early (error, client gone, consumer stopped): release the connection
-      if (!exchange.finished) exchange.abort(new Error('stream closed'));
-    }
+  /** The raw events of an accepted streaming exchange: its SSE `data` payloads, decoded by `decode`. */
+  events(exchange: UpstreamExchange, decode: DecodePayload, signal: Cancellation): UpstreamEventStream {
+    return new UpstreamEventStream(exchange, decode, signal, this.options);
   }
 
   async close(): Promise<void> {
@@ -185,8 +152,6 @@ export class UpstreamTransport {
     }
   }
 }
-
-class FirstTokenTimeout extends Error {}
 
 /** A body as text, at most `limit` bytes of it: the rest is not read (the connection is dropped). */
 async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown }, limit: number): Promise<string> {

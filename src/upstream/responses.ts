@@ -1,10 +1,10 @@
 import { Errors } from '../errors.js';
-import type { ModelRequest, RawEvent } from '../protocol/model.js';
+import type { ModelRequest } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
 import { ResponsesStreamDecoder, encodeResponsesRequest } from '../protocol/responses-upstream.js';
 import { checkResponsesEvent, MalformedChunkError, type UpstreamResponsesEvent } from '../protocol/upstream-chunks.js';
 import { newId } from '../util/ids.js';
-import type { UpstreamClient, UpstreamOptions } from './client.js';
+import type { RawEventStream, UpstreamClient, UpstreamOptions } from './client.js';
 import { UpstreamTransport } from './http.js';
 import type { Cancellation } from '../util/abort.js';
 
@@ -17,7 +17,7 @@ export class ResponsesUpstream implements UpstreamClient {
     this.transport = new UpstreamTransport(options);
   }
 
-  async open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>> {
+  async open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
     const response = await this.transport.post('/responses', JSON.stringify(encodeResponsesRequest(request)), signal);
     const decoder = new ResponsesStreamDecoder(() => newId(ID_PREFIX.call));
     return this.transport.events(

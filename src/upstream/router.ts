@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { Errors, GatewayError } from '../errors.js';
-import type { GrammarField, ModelRequest, RawEvent } from '../protocol/model.js';
-import type { UpstreamClient } from './client.js';
+import type { GrammarField, ModelRequest } from '../protocol/model.js';
+import type { RawEventStream, UpstreamClient } from './client.js';
 import type { UpstreamTransport } from './http.js';
 import type { Cancellation } from '../util/abort.js';
 
@@ -80,7 +80,7 @@ export class UpstreamRouter implements UpstreamClient {
     return list;
   }
 
-  async open(request: ModelRequest, signal: Cancellation): Promise<AsyncIterable<RawEvent[]>> {
+  async open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
     const candidates = this.candidatesOrThrow(request.model);
     for (let i = 0; ; i++) {
       const { upstream, model } = candidates[i];
