@@ -29,7 +29,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private readonly queue: Buffer[] = [];
   private ended = false;
   private failure: Error | null = null;
-  private waiter: (() => void) | null = null;
+  /** The reader waiting for the next chunk: settled by the handler callback that brings it. */
+  private waiter: { resolve: (chunk: Buffer | null) => void; reject: (err: Error) => void } | null = null;
   private pendingAbort: Error | null = null;
 
   constructor() {
@@ -71,7 +72,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     }
     if (this.failure) throw this.failure;
     if (this.ended) return null;
-    return new Promise<void>((resolve) => (this.waiter = resolve)).then(() => this.next());
+    return new Promise<Buffer | null>((resolve, reject) => (this.waiter = { resolve, reject }));
   }
 
   onRequestStart(controller: DispatchController): void {
@@ -119,11 +120,20 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.resolveStart({ ok: false, status: this.status, body: Buffer.concat(this.errorBody ?? []).toString('utf8') });
   }
 
+  /** Hands what just arrived (a chunk, the end, the failure) to a waiting reader, without a second promise. */
   private wake(): void {
     const waiter = this.waiter;
-    if (waiter) {
-      this.waiter = null;
-      waiter();
+    if (!waiter) return;
+    this.waiter = null;
+    let next: ReturnType<UpstreamExchange['next']>;
+    try {
+      next = this.next();
+    } catch (err) {
+      waiter.reject(err as Error);
+      return;
     }
+    // something arrived, so `next` is at hand (a promise only if nothing had: then it waits on)
+    if (next instanceof Promise) next.then(waiter.resolve, waiter.reject);
+    else waiter.resolve(next);
   }
 }
