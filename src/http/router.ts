@@ -19,6 +19,13 @@ export interface RouteMatch {
  * method, undefined when no route knows the path. Params are URL-decoded.
  */
 export function matchRoute(routes: readonly Route[], method: string, path: string): RouteMatch | 'method_not_allowed' | undefined {
+  // a fixed path no pattern also matches (`POST /v1/responses`, every turn) is found without
+  // walking the patterns: the table's answer for it is its own routes, in order
+  const fixed = fixedPaths(routes).get(path);
+  if (fixed) {
+    for (const route of fixed) if (route.method === method) return { route, params: [] };
+    return 'method_not_allowed';
+  }
   let pathKnown = false;
   for (const route of routes) {
     let params: string[] | null = null;
@@ -41,6 +48,26 @@ export function matchRoute(routes: readonly Route[], method: string, path: strin
     pathKnown = true;
   }
   return pathKnown ? 'method_not_allowed' : undefined;
+}
+
+const fixedPathsOf = new WeakMap<readonly Route[], Map<string, Route[]>>();
+
+/** A table's fixed paths that no pattern in it matches, each with its routes in table order. */
+function fixedPaths(routes: readonly Route[]): Map<string, Route[]> {
+  let fixed = fixedPathsOf.get(routes);
+  if (fixed === undefined) {
+    fixed = new Map();
+    const patterns = routes.flatMap((route) => (typeof route.path === 'string' ? [] : [route.path]));
+    for (const route of routes) {
+      const path = route.path;
+      if (typeof path !== 'string' || patterns.some((pattern) => pattern.test(path))) continue;
+      const list = fixed.get(path);
+      if (list) list.push(route);
+      else fixed.set(path, [route]);
+    }
+    fixedPathsOf.set(routes, fixed);
+  }
+  return fixed;
 }
 
 const labels = new WeakMap<Route, string>();
