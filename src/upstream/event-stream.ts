@@ -20,9 +20,9 @@ class FirstTokenTimeout extends Error {}
  * still on its way does it return a promise. So a turn reading a stream that is already there
  * takes no turn of the microtask queue per batch (an async generator takes three, and allocates a
  * promise for each). Timeouts: the first chunk within `firstTokenTimeoutMs` of the first read (a
- * timer, cleared by it), then undici's body timeout between chunks. Every way out — the end, a failure, `close()` —
- * clears the timer, stops watching the caller's signal and, unless the answer is complete,
- * aborts the exchange, releasing its connection.
+ * timer, cleared by it), then undici's body timeout between chunks. Every way out — the end, a
+ * failure, `close()` — clears the timer, stops watching the caller's signal and, unless the
+ * answer is complete, aborts the exchange, releasing its connection.
  */
 export class UpstreamEventStream implements RawEventStream {
   private readonly parser = new SseParser();
