@@ -43,14 +43,14 @@ export class UpstreamEventStream implements RawEventStream {
     if (!this.reading) this.startReading();
     for (;;) {
       if (this.closed) return null;
-      let batch: RawEvent[] | null;
+      let chunk: ReturnType<UpstreamExchange['next']>;
       try {
-        const chunk = this.exchange.next();
-        if (chunk instanceof Promise) return chunk.then(this.afterChunk, this.failed);
-        batch = this.batchOf(chunk);
+        chunk = this.exchange.next();
       } catch (err) {
         throw this.failure(err);
       }
+      if (chunk instanceof Promise) return chunk.then(this.afterChunk, this.failed);
+      const batch = this.batchOf(chunk);
       if (batch !== NOTHING_YET) return batch;
     }
   }
@@ -89,12 +89,7 @@ export class UpstreamEventStream implements RawEventStream {
 
   /** A chunk that arrived after a wait: its batch, or (none yet) the next read's. */
   private readonly afterChunk = (chunk: Buffer | null): RawEvent[] | null | Promise<RawEvent[] | null> => {
-    let batch: RawEvent[] | null;
-    try {
-      batch = this.batchOf(chunk);
-    } catch (err) {
-      throw this.failure(err);
-    }
+    const batch = this.batchOf(chunk);
     return batch === NOTHING_YET ? this.read() : batch;
   };
 
@@ -104,6 +99,14 @@ export class UpstreamEventStream implements RawEventStream {
 
   /** The events of a chunk (NOTHING_YET when it completed none); at the end (null) the last ones, or null. */
   private batchOf(chunk: Buffer | null): RawEvent[] | null {
+    try {
+      return this.decodeChunk(chunk);
+    } catch (err) {
+      throw this.failure(err);
+    }
+  }
+
+  private decodeChunk(chunk: Buffer | null): RawEvent[] | null {
     const out: RawEvent[] = [];
     if (chunk === null) {
       for (const message of this.parser.finish()) this.decode(message.data, out);

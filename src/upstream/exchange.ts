@@ -30,7 +30,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private ended = false;
   private failure: Error | null = null;
   /** The reader waiting for the next chunk: settled by the handler callback that brings it. */
-  private waiter: { resolve: (chunk: Buffer | null) => void; reject: (err: Error) => void } | null = null;
+  private waiter: { resolve: (next: ReturnType<UpstreamExchange['next']>) => void; reject: (err: Error) => void } | null = null;
   private pendingAbort: Error | null = null;
 
   constructor() {
@@ -125,15 +125,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     const waiter = this.waiter;
     if (!waiter) return;
     this.waiter = null;
-    let next: ReturnType<UpstreamExchange['next']>;
     try {
-      next = this.next();
+      waiter.resolve(this.next());
     } catch (err) {
       waiter.reject(err as Error);
-      return;
     }
-    // something arrived, so `next` is at hand (a promise only if nothing had: then it waits on)
-    if (next instanceof Promise) next.then(waiter.resolve, waiter.reject);
-    else waiter.resolve(next);
   }
 }
