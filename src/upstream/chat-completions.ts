@@ -1,6 +1,7 @@
 import { Errors } from '../errors.js';
 import { ChatStreamDecoder, encodeChatRequest, type ChatChunk, type ReasoningReplay } from '../protocol/chat.js';
-import { checkChatChunk, MalformedChunkError } from '../protocol/upstream-chunks.js';
+import { MalformedChunkError } from '../protocol/upstream-chunks.js';
+import { ChatChunkReader } from '../protocol/chat-chunk-reader.js';
 import type { GrammarField, ModelRequest } from '../protocol/model.js';
 import { ID_PREFIX } from '../protocol/responses.js';
 import { newId } from '../util/ids.js';
@@ -27,13 +28,14 @@ export class ChatCompletionsUpstream implements UpstreamClient {
     const grammarField = request.grammar ? await this.grammarSupport(request.model, signal) : undefined;
     const response = await this.transport.post('/chat/completions', chatRequestBody(encodeChatRequest(request, this.reasoningReplay, grammarField)), signal);
     const decoder = new ChatStreamDecoder(() => newId(ID_PREFIX.call));
+    const reader = new ChatChunkReader();
     return this.transport.events(
       response,
       (data, out) => {
         if (data === '[DONE]') return;
         let chunk: ChatChunk;
         try {
-          chunk = checkChatChunk(JSON.parse(data));
+          chunk = reader.read(data);
         } catch (err) {
           throw Errors.upstreamInvalidResponse(`The upstream sent an invalid chunk${err instanceof MalformedChunkError ? ` (${err.message})` : ''}: ${data.slice(0, 200)}`);
         }
