@@ -8,6 +8,8 @@
 // 3. a 5-round gateway tool loop and a client function round trip        — ≤ 0.2 ms per round beyond the upstream
 // 4. conversation growth: turns continuing previous_response_id chains of depth 1, 10, 100,
 //    1,000 (each stored turn ≈ 5 KB) — added latency at depth 1,000 within 2× of depth 1
+// 5. a long streamed answer (600 tokens, c=8): the gateway's CPU per token, and its throughput
+//    against direct — no target in the issue, a figure for the per-token path every real answer takes
 //
 // 1 and 2 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data dir;
 // the upstream requests are read back from the simulator over IPC); 4 a gateway child of its own
@@ -16,7 +18,7 @@
 //
 // Knobs: BENCH_HOTPATH_SECONDS (4, measured seconds per load run), BENCH_HOTPATH_WARMUP (1),
 // BENCH_JIT_WARMUP_SECONDS (4: the gateway child's first load, per workload, discarded),
-// BENCH_HOTPATH_N (200, sequential samples per side), BENCH_HOTPATH_ONLY (store,codex,tools,growth),
+// BENCH_HOTPATH_N (200, sequential samples per side), BENCH_HOTPATH_ONLY (store,codex,tools,growth,tokens),
 // BENCH_HOTPATH_RESULTS (bench/hotpath-results.json).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -39,11 +41,14 @@ const JIT_WARMUP = Number(process.env.BENCH_JIT_WARMUP_SECONDS ?? 4);
 /** Discarded rounds before the tool-round samples: enough for V8 to have optimised the loop's code. */
 const TOOL_WARM = 300;
 const N = Number(process.env.BENCH_HOTPATH_N ?? 200);
-const ONLY = new Set((process.env.BENCH_HOTPATH_ONLY ?? 'store,codex,tools,growth').split(',').map((x) => x.trim()));
+const ONLY = new Set((process.env.BENCH_HOTPATH_ONLY ?? 'store,codex,tools,growth,tokens').split(',').map((x) => x.trim()));
 const RESULTS_FILE = process.env.BENCH_HOTPATH_RESULTS ?? fileURLToPath(new URL('./hotpath-results.json', import.meta.url));
 const MODEL = 'switchyard-sim';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const CODEX_DIR = fileURLToPath(new URL('../test/fixtures/codex/', import.meta.url));
+/** The long answer of section 5: the simulator echoes the input, one token per word. */
+const LONG_ANSWER_WORDS = 600;
+const LONG_INPUT = Array.from({ length: LONG_ANSWER_WORDS }, (_, i) => `w${i}`).join(' ');
 const CODEX_BODIES = ['fallback-tool/0001', 'fallback-tool/0002', 'catalog-apply-patch/0001', 'catalog-apply-patch/0002'];
 const log = (...args) => console.log(...args);
 const fmt = (v, d = 3) => (v === null || v === undefined || !Number.isFinite(v) ? 'n/a' : v.toFixed(d));
@@ -94,6 +99,7 @@ async function childSections(tmpRoot, results) {
     log(`\nJIT warm-up: ${JIT_WARMUP}s of each workload at concurrency 32 (discarded) …`);
     const workloads = [{ model: MODEL, input: 'hello', stream: false, store: false }, { model: MODEL, input: 'hello', stream: false, store: true }];
     if (ONLY.has('codex')) for (const name of CODEX_BODIES) workloads.push(readFileSync(join(CODEX_DIR, `${name}-request.json`), 'utf8'));
+    if (ONLY.has('tokens')) workloads.push({ model: MODEL, input: LONG_INPUT, stream: true, store: false });
     for (const body of workloads) await measure({ url: `${gw.url}/v1/responses`, body, connections: 32, seconds: JIT_WARMUP, warmupSeconds: 0 });
 
     if (ONLY.has('store')) {
@@ -143,6 +149,26 @@ async function childSections(tmpRoot, results) {
       log(`   c=64 ${heaviest.name}: direct ${fmt(dRun.rps, 0)} req/s, gateway ${fmt(gRun.rps, 0)} req/s (gateway CPU ${fmt(gRun.gatewayCpuUsPerRequest, 0)} µs/req)`);
       const addedMean = Object.values(perBody).reduce((s, x) => s + x.addedMedianMs, 0) / CODEX_BODIES.length;
       results.codex = { perBody, meanAddedMedianMs: round(addedMean, 4), c64: { body: heaviest.name, direct: dRun, gateway: gRun, ratio: round(gRun.rps / dRun.rps, 3) } };
+    }
+
+    if (ONLY.has('tokens')) {
+      log(`\nlong streamed answer (${LONG_ANSWER_WORDS} tokens), c=8 (${WARMUP}s + ${SECONDS}s each) …`);
+      const gwBody = { model: MODEL, input: LONG_INPUT, stream: true, store: false };
+      const directBody = { model: MODEL, messages: [{ role: 'user', content: LONG_INPUT }], stream: true, stream_options: { include_usage: true } };
+      const pool = new Pool(gw.url, { connections: 1 });
+      try {
+        const text = (await timed(pool, '/v1/responses', JSON.stringify(gwBody))).text;
+        completedStream(text);
+        const deltas = text.split('event: response.output_text.delta\n').length - 1;
+        if (deltas < LONG_ANSWER_WORDS) throw new Error(`long answer: ${deltas} text deltas, expected at least ${LONG_ANSWER_WORDS}`);
+      } finally {
+        await pool.close();
+      }
+      const dRun = await load(`${direct}/v1/chat/completions`, directBody, 8);
+      const gRun = await load(`${gw.url}/v1/responses`, gwBody, 8);
+      const cpuPerTokenUs = round(gRun.gatewayCpuUsPerRequest / LONG_ANSWER_WORDS, 2);
+      log(`   direct ${fmt(dRun.rps, 0)} req/s, gateway ${fmt(gRun.rps, 0)} req/s (${fmt((100 * gRun.rps) / dRun.rps, 1)} %); gateway CPU ${fmt(gRun.gatewayCpuUsPerRequest, 0)} µs per answer, ${fmt(cpuPerTokenUs, 2)} µs per token`);
+      results.tokens = { words: LONG_ANSWER_WORDS, connections: 8, direct: dRun, gateway: gRun, ratio: round(gRun.rps / dRun.rps, 3), gatewayCpuUsPerToken: cpuPerTokenUs };
     }
 
     if (ONLY.has('growth')) results.growth = await conversationGrowth(tmpRoot, direct);
@@ -338,7 +364,7 @@ async function main() {
   log(`Switchyard hot-path benchmark — node ${process.version}, ${cpus().length} CPUs`);
   const results = { meta: { date: new Date().toISOString(), node: process.version, cpus: cpus().length, command: 'node bench/hotpath.mjs', secondsPerLoadRun: SECONDS, samples: N } };
   try {
-    if (ONLY.has('store') || ONLY.has('codex') || ONLY.has('growth')) await childSections(tmpRoot, results);
+    if (ONLY.has('store') || ONLY.has('codex') || ONLY.has('growth') || ONLY.has('tokens')) await childSections(tmpRoot, results);
     if (ONLY.has('tools')) await inProcessSections(tmpRoot, results);
   } finally {
     await stopAll();
