@@ -1,4 +1,5 @@
 import type { Item, ResponseObject, ResponseStatus, Usage } from '../protocol/responses.js';
+import { jsonString } from '../util/json.js';
 import { responseJson } from './response-json.js';
 import type { EventSink } from './types.js';
 
@@ -68,7 +69,7 @@ export class ResponseAccumulator {
   emitDelta(type: string, head: string, delta: string, tail = ''): void {
     const sequence = this.sequence++;
     if (this.sink === null) return;
-    this.sink(type, `{"type":"${type}","sequence_number":${sequence},${head}${JSON.stringify(delta)}${tail}}`);
+    this.sink(type, `{"type":"${type}","sequence_number":${sequence},${head}${jsonString(delta)}${tail}}`);
   }
 
   /** `payloadJson` is the payload object's JSON (`{…}`); type and sequence number go in front. */

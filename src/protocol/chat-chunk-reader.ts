@@ -82,15 +82,41 @@ function fill(template: Template, data: string): ChatChunk | null {
   if (end - prefix.length < 2) return null;
   // `slice(…) ===` compares as memcmp; `startsWith` walks character by character on Node 20
   if (data.slice(0, prefix.length) !== prefix || data.slice(end) !== suffix) return null;
+  const value = stringLiteral(data, prefix.length, end);
+  if (value === null) return null;
+  (template.holder as Record<string | number, unknown>)[template.key] = value;
+  return template.chunk;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The string the JSON text `data[start, end)` is when it is one string literal alone, or null.
+ * A literal without escapes is its characters between the quotes (`JSON.parse` would also put a
+ * short one in V8's string table, a hash lookup per token); one with escapes is parsed.
+ */
+function stringLiteral(data: string, start: number, end: number): string | null {
+  if (data.charCodeAt(start) === QUOTE && data.charCodeAt(end - 1) === QUOTE) {
+    let plain = true;
+    for (let i = start + 1; i < end - 1; i++) {
+      const code = data.charCodeAt(i);
+      // a quote inside is not one literal; a control character is not JSON
+      if (code === QUOTE || code < 0x20) return null;
+      if (code === BACKSLASH) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) return data.slice(start + 1, end - 1);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(data.slice(prefix.length, end));
+    value = JSON.parse(data.slice(start, end));
   } catch {
     return null;
   }
-  if (typeof value !== 'string') return null;
-  (template.holder as Record<string | number, unknown>)[template.key] = value;
-  return template.chunk;
+  return typeof value === 'string' ? value : null;
 }
 
 /**
