@@ -1,7 +1,7 @@
 import type { Item, ResponseObject, ResponseStatus, Usage } from '../protocol/responses.js';
 import { jsonString } from '../util/json.js';
 import { responseJson } from './response-json.js';
-import type { EventSink } from './types.js';
+import type { DeltaHead, EventSink } from './types.js';
 
 export interface TerminalState {
   status: Extract<ResponseStatus, 'completed' | 'incomplete' | 'failed' | 'cancelled'>;
@@ -9,13 +9,10 @@ export interface TerminalState {
   error?: { code: string; message: string };
 }
 
-/**
- * The fixed fields of an item's delta events (`"item_id":…,"output_index":…[,"content_index":…],"delta":`)
- * for `ResponseAccumulator.emitDelta`.
- */
-export function deltaHead(itemId: string, outputIndex: number, contentIndex?: number): string {
+/** The fixed part of an item's delta events (`"item_id":…,"output_index":…[,"content_index":…],"delta":`) for `ResponseAccumulator.emitDelta`. */
+export function deltaHead(itemId: string, outputIndex: number, contentIndex?: number): DeltaHead {
   const content = contentIndex === undefined ? '' : `,"content_index":${contentIndex}`;
-  return `"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${content},"delta":`;
+  return { json: `"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${content},"delta":`, outputIndex, contentIndex };
 }
 
 /**
@@ -66,10 +63,10 @@ export class ResponseAccumulator {
    * of its payload (`deltaHead`), built once per item, so each delta serialises only its text —
    * the same JSON as `emit(type, {…fields, delta, …tail})`, without an object per token.
    */
-  emitDelta(type: string, head: string, delta: string, tail = ''): void {
+  emitDelta(type: string, head: DeltaHead, delta: string, tail = ''): void {
     const sequence = this.sequence++;
     if (this.sink === null) return;
-    this.sink(type, `{"type":"${type}","sequence_number":${sequence},${head}${jsonString(delta)}${tail}}`);
+    this.sink(type, `{"type":"${type}","sequence_number":${sequence},${head.json}${jsonString(delta)}${tail}}`, head, delta);
   }
 
   /** `payloadJson` is the payload object's JSON (`{…}`); type and sequence number go in front. */

@@ -4,6 +4,7 @@ import { ID_PREFIX, type Annotation, type CustomToolCallItem, type FunctionCallI
 import { CUSTOM_INPUT_KEY, type RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
 import { deltaHead, type ResponseAccumulator } from './accumulator.js';
+import type { DeltaHead } from './types.js';
 import { scanCitations, scanFileCitations, takeFileCitations, type CitationBook } from './citations.js';
 
 /**
@@ -15,8 +16,8 @@ export class MessageStream {
   private readonly item: OutputMessageItem;
   private readonly outputIndex: number;
   private part: OutputTextPart | RefusalPart | null = null;
-  /** The fixed fields of the open part's delta events. */
-  private partHead = '';
+  /** The fixed fields of the open part's delta events (set when a part opens). */
+  private partHead!: DeltaHead;
   private citationScan = 0;
   /** Text held back because it may be the start of a file marker cut by a delta boundary. */
   private heldText = '';
@@ -126,7 +127,7 @@ export class ReasoningStream {
   private readonly item: ReasoningItem;
   private readonly outputIndex: number;
   private readonly part = { type: 'reasoning_text' as const, text: '' };
-  private readonly head: string;
+  private readonly head: DeltaHead;
 
   constructor(private readonly acc: ResponseAccumulator) {
     this.item = { type: 'reasoning', id: newId(ID_PREFIX.reasoning), summary: [], content: [] };
@@ -158,7 +159,7 @@ export class FunctionCallStream {
   readonly item: FunctionCallItem;
   private readonly outputIndex: number;
   /** The fixed fields of its delta events. */
-  private readonly head: string;
+  private readonly head: DeltaHead;
 
   constructor(private readonly acc: ResponseAccumulator, callId: string, entry: RegistryEntry) {
     this.item = {

@@ -66,9 +66,18 @@ export class GatewayShutdown extends Error {
 /**
  * Receives every public event in order, already serialized (`{"type":…,"sequence_number":…,…}`):
  * serializing once here lets identical payloads be shared. Streaming writes them out; blocking
- * passes no sink and nothing is serialized.
+ * passes no sink and nothing is serialized. A delta event (one per token) also comes with its head
+ * and its text, so a sink that re-encodes events (the Messages surface) need not parse each back.
  */
-export type EventSink = (type: string, json: string) => void;
+export type EventSink = (type: string, json: string, head?: DeltaHead, delta?: string) => void;
+
+/** The fixed part of an item's delta events, made once per item (`deltaHead` in accumulator.ts). */
+export interface DeltaHead {
+  /** `"item_id":…,"output_index":…[,"content_index":…],"delta":` */
+  readonly json: string;
+  readonly outputIndex: number;
+  readonly contentIndex: number | undefined;
+}
 
 /** A call the gateway answers itself (gateway-owned, or a name the registry does not know). */
 export interface PendingGatewayCall {

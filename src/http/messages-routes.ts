@@ -9,6 +9,7 @@ import { MessageFold } from '../messages/fold.js';
 import { ModelLimits } from '../messages/model-limits.js';
 import { decodeMessagesRequest, type DecodedMessagesRequest } from '../messages/request.js';
 import { MessagesStreamEncoder } from '../messages/stream-encoder.js';
+import { messagesEventJson } from '../messages/event-json.js';
 import type { ReasoningReplay } from '../protocol/chat.js';
 import type { MessagesStreamEvent } from '../protocol/messages.js';
 import { newId } from '../util/ids.js';
@@ -79,9 +80,9 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     const outcome: RunOutcome = {};
     if (decoded.stream) {
       const writer = new SseWriter(res, PING);
-      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, JSON.stringify(event)), () => outcome.failure?.status, () => outcome.stopSequence);
+      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, messagesEventJson(event)), () => outcome.failure?.status, () => outcome.stopSequence);
       try {
-        await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller, () => writer.drained(), { controller, outcome });
+        await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, () => writer.drained(), { controller, outcome });
       } finally {
         // before the first event a failure is still an HTTP error (withErrors)
         if (writer.headersSent) writer.end();
@@ -90,7 +91,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     }
     const fold = new MessageFold();
     const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => outcome.failure?.status, () => outcome.stopSequence);
-    await deps.engine.run(turn, (type, json) => encoder.push(type, json), controller, undefined, { controller, outcome });
+    await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, undefined, { controller, outcome });
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known
       const cause = outcome.failure;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   blockIdOf,
   messageIdOf,
@@ -11,6 +10,8 @@ import {
   type StopReason,
   type WebSearchResultLocation,
 } from '../protocol/messages.js';
+import type { DeltaHead } from '../engine/types.js';
+import { citedText, opaque, stopReasonOf, thinkingSignature } from './stream-fields.js';
 
 type Json = Record<string, any>;
 
@@ -67,9 +68,16 @@ export class MessagesStreamEncoder {
     return { stop_reason: sequence === undefined ? stopReason : 'stop_sequence', stop_sequence: sequence ?? null, stop_details: null, container: null };
   }
 
-  /** One Responses event (`type` plus its serialized payload, as the engine's sink receives it). */
-  push(type: string, json: string): void {
+  /**
+   * One Responses event (`type` plus its serialized payload, as the engine's sink receives it); a
+   * token's delta with its head and text, which are read instead of parsing its JSON back.
+   */
+  push(type: string, json: string, head?: DeltaHead, delta?: string): void {
     if (this.ended) return;
+    if (head !== undefined && delta !== undefined) {
+      this.pushDelta(type, head.outputIndex, head.contentIndex, delta);
+      return;
+    }
     const event = JSON.parse(json) as Json;
     switch (type) {
       case 'response.created':
@@ -82,24 +90,17 @@ export class MessagesStreamEncoder {
         if (event.part?.type === 'output_text' || event.part?.type === 'refusal') this.ensureOpen(`${event.output_index}:${event.content_index}`, () => ({ type: 'text', text: '', citations: null }));
         return;
       case 'response.output_text.delta':
-        this.textDelta(`${event.output_index}:${event.content_index}`, event.delta);
-        return;
       case 'response.refusal.delta':
-        this.sawRefusal = true;
-        this.textDelta(`${event.output_index}:${event.content_index}`, event.delta);
+      case 'response.reasoning_text.delta':
+      case 'response.reasoning_summary_text.delta':
+      case 'response.function_call_arguments.delta':
+        this.pushDelta(type, event.output_index, event.content_index, event.delta);
         return;
       case 'response.output_text.annotation.added':
         this.citation(`${event.output_index}:${event.content_index}`, event.annotation);
         return;
       case 'response.content_part.done':
         this.closeIf(`${event.output_index}:${event.content_index}`);
-        return;
-      case 'response.reasoning_text.delta':
-      case 'response.reasoning_summary_text.delta':
-        this.thinkingDelta(`r:${event.output_index}`, event.delta);
-        return;
-      case 'response.function_call_arguments.delta':
-        this.callDelta(event.output_index, event.delta);
         return;
       case 'response.mcp_call_arguments.done':
         this.announceMcpCall(event.output_index, event.arguments);
@@ -116,6 +117,28 @@ export class MessagesStreamEncoder {
         return;
       default:
         // lifecycle events with no Messages counterpart (in_progress, searching, …)
+        return;
+    }
+  }
+
+  private pushDelta(type: string, outputIndex: number, contentIndex: number | undefined, delta: string): void {
+    switch (type) {
+      case 'response.output_text.delta':
+        this.textDelta(`${outputIndex}:${contentIndex}`, delta);
+        return;
+      case 'response.refusal.delta':
+        this.sawRefusal = true;
+        this.textDelta(`${outputIndex}:${contentIndex}`, delta);
+        return;
+      case 'response.reasoning_text.delta':
+      case 'response.reasoning_summary_text.delta':
+        this.thinkingDelta(`r:${outputIndex}`, delta);
+        return;
+      case 'response.function_call_arguments.delta':
+        this.callDelta(outputIndex, delta);
+        return;
+      default:
+        // deltas with no Messages counterpart (a custom tool's input, streamed as it is written)
         return;
     }
   }
@@ -360,40 +383,4 @@ export class MessagesStreamEncoder {
     this.sink({ type: 'content_block_stop', index: this.open.index });
     this.open = null;
   }
-}
-
-/**
- * Why the turn stopped, in Messages terms: pending client calls → `tool_use`; the tool-round cap
- * → `pause_turn` (the client sends the conversation back to continue); the token cap →
- * `max_tokens`; a refusal or content filter → `refusal`.
- */
-function stopReasonOf(response: Json, output: Json[], sawRefusal: boolean): StopReason {
-  if (response.status === 'incomplete') {
-    const reason = response.incomplete_details?.reason;
-    if (reason === 'max_output_tokens') return 'max_tokens';
-    if (reason === 'content_filter') return 'refusal';
-    return 'pause_turn';
-  }
-  if (output.some((item) => item.type === 'function_call' || item.type === 'custom_tool_call')) return 'tool_use';
-  return sawRefusal ? 'refusal' : 'end_turn';
-}
-
-/**
- * The thinking block's `signature`: Anthropic's is a proof that the thinking is unaltered; ours
- * is a digest of the text — opaque to clients, who pass it back unchanged (we do not require it).
- */
-function thinkingSignature(thinking: string): string {
-  return createHash('sha256').update(thinking).digest('base64');
-}
-
-/** Opaque fields clients pass back unchanged (`encrypted_content`, `encrypted_index`): here the URL, base64. */
-function opaque(url: string): string {
-  return Buffer.from(url, 'utf8').toString('base64');
-}
-
-/** The sentence a `[n]` marker at `markerAt` ends: what the answer says the source supports. */
-function citedText(text: string, markerAt: number): string {
-  const before = text.slice(0, Math.max(0, markerAt)).trimEnd();
-  const boundary = Math.max(before.lastIndexOf('. '), before.lastIndexOf('] '), before.lastIndexOf('\n'));
-  return before.slice(boundary + 1).trim().slice(-150);
 }

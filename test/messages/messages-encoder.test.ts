@@ -123,3 +123,41 @@ describe('MessagesStreamEncoder', () => {
     ]);
   });
 });
+
+describe('MessagesStreamEncoder fed by the engine', () => {
+  it("reads a token's delta from its head and text: the same Messages events as parsing its JSON back", async () => {
+    const { ResponseAccumulator } = await import('../../src/engine/accumulator.js');
+    const { FunctionCallStream, MessageStream, ReasoningStream } = await import('../../src/engine/item-streams.js');
+    type Sunk = [string, string, Parameters<MessagesStreamEncoder['push']>[2], string | undefined];
+    const sunk: Sunk[] = [];
+    const response = { id: 'resp_abc', object: 'response', model: 'm', status: 'in_progress', output: [], tools: [] };
+    const acc = new ResponseAccumulator(response as never, (type, json, head, delta) => sunk.push([type, json, head, delta]));
+    acc.start();
+    const reasoning = new ReasoningStream(acc);
+    for (const delta of ['Let', ' me "think"']) reasoning.push(delta);
+    reasoning.finish();
+    const message = new MessageStream(acc);
+    for (const delta of ['Hello', ', wörld\n', '🙂']) message.pushText(delta);
+    message.pushRefusal('no');
+    message.finish();
+    const call = new FunctionCallStream(acc, 'call_1', { identity: { name: 'lookup' } } as never);
+    for (const delta of ['{"q":', '"x"}']) call.push(delta);
+    call.finish();
+    acc.settle({ status: 'completed' }, 1);
+    acc.announceTerminal();
+
+    const run = (withHeads: boolean): MessagesStreamEvent[] => {
+      const out: MessagesStreamEvent[] = [];
+      const encoder = new MessagesStreamEncoder((event) => out.push(structuredClone(event)));
+      for (const [type, json, head, delta] of sunk) (withHeads ? encoder.push(type, json, head, delta) : encoder.push(type, json));
+      return out;
+    };
+    const read = run(true);
+    expect(read).toEqual(run(false));
+    expect(sunk.filter(([, , head]) => head !== undefined)).toHaveLength(8);
+    expect(checkMessagesStream(read as any)).toEqual([]);
+    const deltas = read.flatMap((e) => (e.type === 'content_block_delta' ? [JSON.stringify(e.delta)] : []));
+    expect(deltas).toEqual(expect.arrayContaining([JSON.stringify({ type: 'thinking_delta', thinking: ' me "think"' }), JSON.stringify({ type: 'text_delta', text: ', wörld\n' }), JSON.stringify({ type: 'text_delta', text: 'no' })]));
+    expect(deltas.filter((d) => d.includes('input_json_delta'))).not.toHaveLength(0);
+  });
+});
