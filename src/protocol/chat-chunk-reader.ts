@@ -67,7 +67,7 @@ export class ChatChunkReader {
       const leaf = onlyStringLeaf(chunk);
       if (leaf !== null) {
         this.templatesLeft--;
-        this.template = templateOf(chunk, leaf.holder, leaf.key, data) ?? this.template;
+        this.template = templateOrNull(chunk, leaf, data) ?? this.template;
       }
     }
     return chunk;
@@ -153,13 +153,30 @@ function collectStringLeaves(holder: Holder, key: string | number, value: unknow
   }
 }
 
+/**
+ * The template of `chunk`, or null when none can be made: a chunk `JSON.stringify` cannot write
+ * (nested thousands deep, or too long once escaped) was read in full and is still returned.
+ */
+function templateOrNull(chunk: ChatChunk, leaf: StringLeaf, data: string): Template | null {
+  try {
+    return templateOf(chunk, leaf.holder, leaf.key, data);
+  } catch {
+    return null;
+  }
+}
+
 /** The template of `chunk` around its leaf, or null when `data` is not exactly the chunk's JSON. */
 function templateOf(chunk: ChatChunk, holder: Holder, key: string | number, data: string): Template | null {
   const record = holder as Record<string | number, unknown>;
   const leaf = record[key] as string;
   record[key] = PLACEHOLDER;
-  const text = JSON.stringify(chunk);
-  record[key] = leaf;
+  let text: string;
+  try {
+    text = JSON.stringify(chunk);
+  } finally {
+    // the chunk is returned to the caller whether or not it makes a template
+    record[key] = leaf;
+  }
   const at = text.indexOf(PLACEHOLDER_JSON);
   if (at < 0 || text.indexOf(PLACEHOLDER_JSON, at + 1) >= 0) return null;
   const prefix = text.slice(0, at);

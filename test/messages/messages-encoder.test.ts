@@ -159,5 +159,8 @@ describe('MessagesStreamEncoder fed by the engine', () => {
     const deltas = read.flatMap((e) => (e.type === 'content_block_delta' ? [JSON.stringify(e.delta)] : []));
     expect(deltas).toEqual(expect.arrayContaining([JSON.stringify({ type: 'thinking_delta', thinking: ' me "think"' }), JSON.stringify({ type: 'text_delta', text: ', wörld\n' }), JSON.stringify({ type: 'text_delta', text: 'no' })]));
     expect(deltas.filter((d) => d.includes('input_json_delta'))).not.toHaveLength(0);
+    // what the route writes for each event the encoder makes is exactly its JSON
+    const { messagesEventJson } = await import('../../src/messages/event-json.js');
+    for (const event of read) expect(messagesEventJson(event)).toBe(JSON.stringify(event));
   });
 });

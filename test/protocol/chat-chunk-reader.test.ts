@@ -149,3 +149,16 @@ describe('ChatChunkReader', () => {
     expect(filled).toBeGreaterThan(200 * 30 * 0.5);
   });
 });
+
+describe('ChatChunkReader on chunks JSON.stringify cannot write', () => {
+  it('reads a chunk nested thousands deep or too long once escaped in full, as the full parse does, and keeps its leaf', () => {
+    const deep = `{"x":${'['.repeat(20_000)}${']'.repeat(20_000)},"choices":[{"delta":{"content":"hi"}}]}`;
+    const reader = new ChatChunkReader();
+    const chunk = reader.read(deep);
+    expect(chunk.choices?.[0]?.delta?.content).toBe('hi');
+    expect(readOne(new ChatChunkReader(), token({ content: 'after' }))).toEqual(reference(token({ content: 'after' })));
+    // the same reader goes on: the next chunks are read as the full parse reads them
+    const next = [token({ content: 'a' }), token({ content: 'b' })];
+    expect(next.map((data) => readOne(reader, data))).toEqual(next.map(reference));
+  });
+});
