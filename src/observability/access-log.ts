@@ -16,8 +16,8 @@ export class RequestObserver {
 
   begin(req: GatewayRequest, res: GatewayResponse): void {
     req.startedAt = performance.now();
+    // sent as `x-request-id` with the response's head (GatewayResponse.writeHead)
     req.requestId = requestIdFor(req.headers['x-request-id']);
-    res.setHeader('x-request-id', req.requestId);
     if (this.metrics) res.streamGauge = this.metrics.openStreams;
     res.once('close', () => this.end(req, res));
   }

@@ -82,18 +82,33 @@ export class GatewayResponse extends ServerResponse<GatewayRequest> {
   streamGauge: { inc(): void; dec(): void } | undefined = undefined;
 }
 
+const REQUEST_ID = 'x-request-id';
+
 const writeHead = ServerResponse.prototype.writeHead as (this: ServerResponse, statusCode: number, reason?: unknown, headers?: unknown) => GatewayResponse;
 // writeHead has overloads (`(status, headers)`, `(status, reason, headers)`); one patch on the
 // subclass prototype catches explicit and implicit heads
 GatewayResponse.prototype.writeHead = function (this: GatewayResponse, statusCode: number, reason?: unknown, headers?: unknown) {
+  const given = typeof reason === 'string' ? headers : reason;
+  const isObject = given !== null && typeof given === 'object' && !Array.isArray(given);
   if (this.firstByteAt === 0) {
     this.firstByteAt = performance.now();
-    const given = typeof reason === 'string' ? headers : reason;
-    const type = given !== null && typeof given === 'object' && !Array.isArray(given) ? ((given as Record<string, unknown>)['content-type'] ?? this.getHeader('content-type')) : this.getHeader('content-type');
+    const type = isObject ? ((given as Record<string, unknown>)['content-type'] ?? this.getHeader('content-type')) : this.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('text/event-stream')) {
       this.isEventStream = true;
       this.streamGauge?.inc();
     }
+  }
+  // The request id (the request observer's) goes out with the head, in place of any a route gave.
+  // Put in the head's own object, not by setHeader beforehand: one setHeader sends node's
+  // writeHead down its slow path (every header of the object set one by one), ≈ 5 µs a request.
+  const requestId = this.req?.requestId;
+  if (requestId) {
+    if (isObject) {
+      const head: Record<string, unknown> = { [REQUEST_ID]: requestId };
+      for (const name in given as Record<string, unknown>) if (name.toLowerCase() !== REQUEST_ID) head[name] = (given as Record<string, unknown>)[name];
+      return typeof reason === 'string' ? writeHead.call(this, statusCode, reason, head) : writeHead.call(this, statusCode, head);
+    }
+    this.setHeader(REQUEST_ID, requestId);
   }
   return writeHead.call(this, statusCode, reason, headers);
 } as typeof GatewayResponse.prototype.writeHead;
