@@ -104,7 +104,7 @@ GatewayResponse.prototype.writeHead = function (this: GatewayResponse, statusCod
   const requestId = this.req?.requestId;
   if (requestId) {
     if (isObject) {
-      const head: Record<string, unknown> = { [REQUEST_ID]: requestId };
+      const head: Record<string, unknown> = { 'x-request-id': requestId };
       for (const name in given as Record<string, unknown>) if (name.toLowerCase() !== REQUEST_ID) head[name] = (given as Record<string, unknown>)[name];
       return typeof reason === 'string' ? writeHead.call(this, statusCode, reason, head) : writeHead.call(this, statusCode, head);
     }
