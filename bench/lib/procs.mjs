@@ -326,7 +326,14 @@ export async function readEventLoopDelay(pid, file) {
     } catch {
       // not written yet
     }
-    if (now !== null && now !== before) return JSON.parse(now);
+    if (now !== null && now !== before) {
+      // a reading caught mid-write (an older probe writes in place) is read again
+      try {
+        return JSON.parse(now);
+      } catch {
+        // not complete yet
+      }
+    }
     if (Date.now() > deadline) throw new Error('event-loop probe did not answer (is bench/lib/eld-probe.mjs preloaded?)');
   }
 }

@@ -178,6 +178,8 @@ function templateOf(chunk: ChatChunk, holder: Holder, key: string | number, data
     record[key] = leaf;
   }
   const at = text.indexOf(PLACEHOLDER_JSON);
+  // twice (a server that sends the placeholder itself, as the leaf and elsewhere): the first
+  // could be the other string, and the check below would not tell
   if (at < 0 || text.indexOf(PLACEHOLDER_JSON, at + 1) >= 0) return null;
   const prefix = text.slice(0, at);
   const suffix = text.slice(at + PLACEHOLDER_JSON.length);
