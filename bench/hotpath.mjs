@@ -11,7 +11,7 @@
 // 5. a long streamed answer (600 tokens, c=8): the gateway's CPU per token, and its throughput
 //    against direct — no target in the issue, a figure for the per-token path every real answer takes
 //
-// 1 and 2 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data dir;
+// 1, 2 and 5 use a simulator child and a gateway child (`node dist/cli.js serve`, SQLite data dir;
 // the upstream requests are read back from the simulator over IPC); 4 a gateway child of its own
 // in front of a replaying upstream child (bench/lib/replay-upstream.mjs); 3 an in-process
 // simulator and gateway (startGateway). See bench/README.md for the method.
