@@ -67,7 +67,7 @@ export class ChatChunkReader {
       const leaf = onlyStringLeaf(chunk);
       if (leaf !== null) {
         this.templatesLeft--;
-        this.template = templateOrNull(chunk, leaf, data) ?? this.template;
+        this.template = templateOf(chunk, leaf.holder, leaf.key, data) ?? this.template;
       }
     }
     return chunk;
@@ -154,37 +154,29 @@ function collectStringLeaves(holder: Holder, key: string | number, value: unknow
 }
 
 /**
- * The template of `chunk`, or null when none can be made: a chunk `JSON.stringify` cannot write
- * (nested thousands deep, or too long once escaped) was read in full and is still returned.
+ * The template of `chunk` around its leaf, or null when `data` is not exactly the chunk's JSON, or
+ * when `JSON.stringify` cannot write the chunk (nested thousands deep, too long once escaped): that
+ * chunk was read in full and is returned as it is, its leaf put back.
  */
-function templateOrNull(chunk: ChatChunk, leaf: StringLeaf, data: string): Template | null {
-  try {
-    return templateOf(chunk, leaf.holder, leaf.key, data);
-  } catch {
-    return null;
-  }
-}
-
-/** The template of `chunk` around its leaf, or null when `data` is not exactly the chunk's JSON. */
 function templateOf(chunk: ChatChunk, holder: Holder, key: string | number, data: string): Template | null {
   const record = holder as Record<string | number, unknown>;
   const leaf = record[key] as string;
   record[key] = PLACEHOLDER;
-  let text: string;
   try {
-    text = JSON.stringify(chunk);
+    const text = JSON.stringify(chunk);
+    const at = text.indexOf(PLACEHOLDER_JSON);
+    // twice (a server that sends the placeholder itself, as the leaf and elsewhere): the first
+    // could be the other string, and the check below would not tell
+    if (at < 0 || text.indexOf(PLACEHOLDER_JSON, at + 1) >= 0) return null;
+    const prefix = text.slice(0, at);
+    const suffix = text.slice(at + PLACEHOLDER_JSON.length);
+    const literal = JSON.stringify(leaf);
+    const end = at + literal.length;
+    const exact = data.length === end + suffix.length && data.slice(0, at) === prefix && data.slice(at, end) === literal && data.slice(end) === suffix;
+    return exact ? { prefix, suffix, chunk, holder, key } : null;
+  } catch {
+    return null;
   } finally {
-    // the chunk is returned to the caller whether or not it makes a template
     record[key] = leaf;
   }
-  const at = text.indexOf(PLACEHOLDER_JSON);
-  // twice (a server that sends the placeholder itself, as the leaf and elsewhere): the first
-  // could be the other string, and the check below would not tell
-  if (at < 0 || text.indexOf(PLACEHOLDER_JSON, at + 1) >= 0) return null;
-  const prefix = text.slice(0, at);
-  const suffix = text.slice(at + PLACEHOLDER_JSON.length);
-  const literal = JSON.stringify(leaf);
-  const end = at + literal.length;
-  const exact = data.length === end + suffix.length && data.slice(0, at) === prefix && data.slice(at, end) === literal && data.slice(end) === suffix;
-  return exact ? { prefix, suffix, chunk, holder, key } : null;
 }
