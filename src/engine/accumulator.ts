@@ -31,6 +31,11 @@ export class ResponseAccumulator {
     total_tokens: 0,
   };
   private sawUsage = false;
+  /**
+   * The settled response's JSON, made at most once per settlement: its stored row, its terminal
+   * event and a blocking client's body are the same text (`settledResponseJson`).
+   */
+  private settledJson: string | null = null;
 
   constructor(
     readonly response: ResponseObject,
@@ -76,26 +81,33 @@ export class ResponseAccumulator {
     this.sink!(type, `{"type":"${type}","sequence_number":${sequence}${rest}`);
   }
 
-  /** `response.created` (+ `response.queued` for a background run) → `response.in_progress`. */
-  start(): void {
+  /**
+   * `response.created` (+ `response.queued` for a background run) → `response.in_progress`.
+   * Returns the running response's JSON as the events carried it (null without a sink), for a
+   * caller that stores the running response next (the same text, not serialised again).
+   */
+  start(): string | null {
     const queued = this.response.status === 'queued';
     if (this.sink === null) {
       this.sequence += queued ? 3 : 2;
       this.response.status = 'in_progress';
-      return;
+      return null;
     }
     if (queued) {
       const payload = `{"response":${responseJson(this.response)}}`;
       this.emitSerialized('response.created', payload);
       this.emitSerialized('response.queued', payload);
       this.response.status = 'in_progress';
-      this.emitSerialized('response.in_progress', `{"response":${responseJson(this.response)}}`);
-      return;
+      const running = responseJson(this.response);
+      this.emitSerialized('response.in_progress', `{"response":${running}}`);
+      return running;
     }
     // created and in_progress carry the same snapshot: serialize it once
-    const payload = `{"response":${responseJson(this.response)}}`;
+    const running = responseJson(this.response);
+    const payload = `{"response":${running}}`;
     this.emitSerialized('response.created', payload);
     this.emitSerialized('response.in_progress', payload);
+    return running;
   }
 
   addUsage(input: number, output: number, cached: number, reasoning: number): void {
@@ -127,6 +139,7 @@ export class ResponseAccumulator {
    */
   settle(state: TerminalState, now: number): ResponseObject {
     this.terminal = state;
+    this.settledJson = null;
     const response = this.response;
     response.status = state.status;
     response.usage = this.sawUsage || state.status === 'completed' ? { ...this.usage } : null;
@@ -147,8 +160,7 @@ export class ResponseAccumulator {
    */
   terminalEvent(): { sequence: number; json: string } | null {
     if (this.sink === null) return null;
-    const payload = `{"response":${responseJson(this.response)}}`;
-    return { sequence: this.sequence, json: `{"type":"${this.terminalType()}","sequence_number":${this.sequence},${payload.slice(1)}` };
+    return { sequence: this.sequence, json: `{"type":"${this.terminalType()}","sequence_number":${this.sequence},"response":${this.settledResponseJson()}}` };
   }
 
   /** Announces the settled terminal state: exactly one terminal event per response. */
@@ -157,7 +169,22 @@ export class ResponseAccumulator {
       this.sequence++;
       return;
     }
-    this.emitSerialized(this.terminalType(), `{"response":${responseJson(this.response)}}`);
+    this.emitSerialized(this.terminalType(), `{"response":${this.settledResponseJson()}}`);
+  }
+
+  /**
+   * The settled response's JSON (`JSON.stringify` of it), made once per settlement: the store's
+   * row, the terminal event and a blocking body share it. Valid from `settle` on, while nothing
+   * changes the response but another `settle` (which makes it again).
+   */
+  settledResponseJson(): string {
+    if (this.terminal === null) throw new Error('settledResponseJson before settle');
+    return (this.settledJson ??= responseJson(this.response));
+  }
+
+  /** The settled response's JSON if something has made it (null if not): a blocking body need not make it. */
+  get madeSettledJson(): string | null {
+    return this.settledJson;
   }
 
   private terminalType(): string {

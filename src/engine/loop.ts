@@ -171,14 +171,15 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
 /** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
 async function begin(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun): Promise<void> {
   const { turn } = run;
-  acc.start();
+  const running = acc.start();
   const auto = turn.autoCompaction;
   if (auto) {
     const index = acc.addItem(auto.item);
     acc.doneItem(index, auto.item);
     acc.addUsage(auto.usage.input_tokens, auto.usage.output_tokens, auto.usage.input_tokens_details.cached_tokens, auto.usage.output_tokens_details.reasoning_tokens);
   }
-  if (turn.request.store) await saveRunning(ctx, acc.response, run);
+  // the running response as the events carried it, unless an item has been added since
+  if (turn.request.store) await saveRunning(ctx, acc.response, run, auto || running === null ? undefined : running);
 }
 
 /** The approval requests just emitted (the last `count` output items) are bound and remembered. */

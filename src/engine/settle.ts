@@ -53,6 +53,8 @@ export async function finish(ctx: EngineContext, acc: ResponseAccumulator, run: 
   run.hooks.onSettled?.({ response, inputItems: turn.inputItems, callRecords: run.callRecords, owner: turn.tenant });
   ctx.options.observer?.settled(response, run.roundsRun);
   acc.announceTerminal();
+  const json = acc.madeSettledJson;
+  if (json !== null) run.outcome.responseJson = json;
   return response;
 }
 
@@ -84,6 +86,8 @@ async function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun
   if (run.callRecords.length > 0 && (settlement.record || settlement.conversation)) settlement.callRecords = { responseId: response.id, records: run.callRecords, owner: turn.tenant };
   if (settlement.record === undefined && settlement.conversation === undefined) return 'ok';
   try {
+    // the same text as the terminal event and a blocking body (a response it cannot be made of is unstorable, below)
+    if (settlement.record) settlement.record.responseJson = acc.settledResponseJson();
     const outcome = await ctx.store.settle(settlement);
     if (outcome === 'ok') {
       // the settlement released the lease along with the append: the ownership only forgets it
@@ -101,10 +105,13 @@ async function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun
   }
 }
 
-/** Stores a running response under this process's ownership (a foreground run is registered with it, in one write). */
-export async function saveRunning(ctx: EngineContext, response: ResponseObject, run: TurnRun): Promise<void> {
+/**
+ * Stores a running response under this process's ownership (a foreground run is registered with
+ * it, in one write); `responseJson` is its JSON when the caller has just made it.
+ */
+export async function saveRunning(ctx: EngineContext, response: ResponseObject, run: TurnRun, responseJson?: string): Promise<void> {
   const { turn } = run;
-  const record = { response, inputItems: turn.inputItems, owner: turn.tenant };
+  const record = { response, inputItems: turn.inputItems, owner: turn.tenant, ...(responseJson !== undefined ? { responseJson } : {}) };
   try {
     if (turn.request.background) {
       // registered when it was queued, and owned since this process claimed it

@@ -131,6 +131,8 @@ export interface RunOutcome {
   failure?: GatewayError;
   /** The stop string that ended the model's last output (surfaces that report it, e.g. Messages). */
   stopSequence?: string;
+  /** The returned response's JSON, when the run made it (to be stored or announced): a blocking body sends this text. */
+  responseJson?: string;
 }
 
 /** One run of a prepared turn: everything that changes while it runs. Created when the run starts. */

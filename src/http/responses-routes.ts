@@ -4,7 +4,7 @@ import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine, RunOutcome } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
 import type { InflightTurns } from './inflight.js';
-import { readJsonBody, sendError, sendJson } from './json.js';
+import { readJsonBody, sendError, sendJson, sendJsonText } from './json.js';
 import { parseListQuery } from './list-query.js';
 import { SseWriter } from './sse-writer.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
@@ -72,7 +72,9 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
       sendError(res, Errors.turnFailed(cause, response.error.code as ErrorCode, `${response.error.message} (response ${response.id})`));
       return;
     }
-    sendJson(res, 200, response);
+    // a stored turn's JSON was made for its row: the same text
+    if (outcome.responseJson !== undefined) sendJsonText(res, 200, outcome.responseJson);
+    else sendJson(res, 200, response);
   } finally {
     release();
     deps.inflight?.delete(controller);

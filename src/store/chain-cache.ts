@@ -14,16 +14,27 @@ export interface ResponseRow {
   owner: string;
 }
 
+/**
+ * The JSON of each turn's input items, by the list: a turn's list is made once (when it is
+ * prepared) and never changed, and its row is written twice, running and settled.
+ */
+const inputItemsJsonOfList = new WeakMap<readonly unknown[], string>();
+
 /** The row a store writes for a record (serialised once, shared by the write and the chain cache). */
 export function responseRow(record: StoredResponse): ResponseRow {
   const r = record.response;
+  let inputItems = inputItemsJsonOfList.get(record.inputItems);
+  if (inputItems === undefined) {
+    inputItems = JSON.stringify(record.inputItems);
+    inputItemsJsonOfList.set(record.inputItems, inputItems);
+  }
   return {
     id: r.id,
     previous: r.previous_response_id,
     status: r.status,
     createdAt: r.created_at,
-    response: JSON.stringify(r),
-    inputItems: JSON.stringify(record.inputItems),
+    response: record.responseJson ?? JSON.stringify(r),
+    inputItems,
     owner: record.owner ?? DEFAULT_TENANT,
   };
 }

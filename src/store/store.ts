@@ -18,6 +18,12 @@ export interface StoredResponse {
    * WebSocket connection's `store: false` turns); stores keep them apart (`saveCallRecords`).
    */
   callRecords?: GatewayCallRecord[];
+  /**
+   * Exactly `JSON.stringify(response)`, when the writer has already made it (a turn serialises its
+   * running and its settled response once each, for its events, its row and a blocking body):
+   * stores write this text rather than serialising the response again. Never read back.
+   */
+  responseJson?: string;
 }
 
 /**
