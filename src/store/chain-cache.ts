@@ -16,9 +16,11 @@ export interface ResponseRow {
 
 /**
  * The JSON of each turn's input items, by the list: a turn's list is made once (when it is
- * prepared) and never changed, and its row is written twice, running and settled.
+ * prepared) and never changed, and its row is written twice, running and settled. Kept while the
+ * list lives (the run, or a background run's time in the queue), so a long one is not kept.
  */
 const inputItemsJsonOfList = new WeakMap<readonly unknown[], string>();
+const KEPT_INPUT_ITEMS_CHARS = 256 * 1024;
 
 /** The row a store writes for a record (serialised once, shared by the write and the chain cache). */
 export function responseRow(record: StoredResponse): ResponseRow {
@@ -26,7 +28,7 @@ export function responseRow(record: StoredResponse): ResponseRow {
   let inputItems = inputItemsJsonOfList.get(record.inputItems);
   if (inputItems === undefined) {
     inputItems = JSON.stringify(record.inputItems);
-    inputItemsJsonOfList.set(record.inputItems, inputItems);
+    if (inputItems.length <= KEPT_INPUT_ITEMS_CHARS) inputItemsJsonOfList.set(record.inputItems, inputItems);
   }
   return {
     id: r.id,
