@@ -111,7 +111,7 @@ async function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun
  */
 export async function saveRunning(ctx: EngineContext, response: ResponseObject, run: TurnRun, responseJson?: string): Promise<void> {
   const { turn } = run;
-  const record = { response, inputItems: turn.inputItems, owner: turn.tenant, ...(responseJson !== undefined ? { responseJson } : {}) };
+  const record = { response, inputItems: turn.inputItems, owner: turn.tenant, responseJson };
   try {
     if (turn.request.background) {
       // registered when it was queued, and owned since this process claimed it
