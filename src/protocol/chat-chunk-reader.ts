@@ -122,12 +122,14 @@ function stringLiteral(data: string, start: number, end: number): string | null 
 /**
  * Where the one string of a single choice's delta sits (`delta.content`, or a tool call's
  * `function.arguments` when the fragment has no id or name), or null when the chunk has no such
- * single leaf, or carries usage or an error.
+ * single leaf, carries usage or an error, or ends its choice (a `finish_reason`: no later chunk of
+ * the stream has its text, so its template would only cost — vLLM's last token when it stops for
+ * length, a tool call's last argument fragment from some servers).
  */
 function onlyStringLeaf(chunk: ChatChunk): StringLeaf | null {
   if (chunk.usage != null || chunk.error !== undefined) return null;
   const choices = chunk.choices;
-  if (!Array.isArray(choices) || choices.length !== 1) return null;
+  if (!Array.isArray(choices) || choices.length !== 1 || choices[0]?.finish_reason != null) return null;
   const delta = choices[0]?.delta;
   if (typeof delta !== 'object' || delta === null) return null;
   const leaves: StringLeaf[] = [];

@@ -109,6 +109,16 @@ describe('ChatChunkReader', () => {
     expect(reader.filled).toBe(0);
   });
 
+  it('keeps no template of a chunk that ends its choice (a last token with its finish_reason)', () => {
+    const tokens = ['Hel', 'lo', ' th', 'ere'].map((content) => token({ content }));
+    const last = token({ content: '.' }, 'stop');
+    // a chunk of the earlier shape after the last one: still read from the earlier template
+    const after = token({ content: 'again' });
+    const { reader, results } = readAll([...tokens, last, after]);
+    expect(results).toEqual([...tokens, last, after].map(reference));
+    expect(reader.filled).toBe(4);
+  });
+
   it('follows a stream that changes shape, and stops making templates after 16', () => {
     // interleaved parallel calls: each chunk has the other's shape, so each makes a new template
     const stream = Array.from({ length: 40 }, (_, i) => token({ tool_calls: [{ index: i % 2, function: { arguments: `f${i}` } }] }));
