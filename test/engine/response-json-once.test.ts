@@ -4,17 +4,10 @@
 // hold whatever the path: every text a store is handed is exactly `JSON.stringify` of the response
 // it comes with at that moment (a settlement that fails and is settled again as `failed` included).
 import OpenAI from 'openai';
-import pino from 'pino';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from '../../src/app.js';
-import { loadConfig } from '../../src/config/config.js';
-import { startSimulator, type Simulator } from '../../src/simulate/server.js';
 import { SqliteResponseStore } from '../../src/store/sqlite.js';
 import type { Settlement, SettleOutcome, StoredResponse } from '../../src/store/store.js';
-import { readSse, scripted } from '../helpers/gateway.js';
+import { readSse, scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 interface Write {
   via: string;
@@ -65,25 +58,15 @@ class RecordingStore extends SqliteResponseStore {
 }
 
 describe('a turn hands its store the JSON it already made, and it is always the response as it is', () => {
-  let simulator: Simulator;
-  let gateway: Gateway;
+  let tg: TestGateway;
   let store: RecordingStore;
   let client: OpenAI;
-  let dataDir: string;
 
   beforeAll(async () => {
-    simulator = await startSimulator({ port: 0 });
-    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-json-once-'));
-    store = new RecordingStore(dataDir);
-    const config = loadConfig({ env: {}, overrides: { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', upstream: { url: simulator.url, maxRetries: 0 } } });
-    gateway = await startGateway({ config, logger: pino({ level: 'silent' }), store });
-    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0 });
+    tg = await startTestGateway({ store: (dataDir) => (store = new RecordingStore(dataDir)) });
+    client = new OpenAI({ baseURL: tg.baseURL, apiKey: 'test', maxRetries: 0 });
   });
-  afterAll(async () => {
-    await gateway.close();
-    await simulator.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => tg.close());
   beforeEach(() => {
     store.writes = [];
   });
@@ -94,7 +77,7 @@ describe('a turn hands its store the JSON it already made, and it is always the 
     for (const write of store.writes) if (write.given !== undefined) expect(write.given).toBe(write.actual);
   }
 
-  const post = (body: unknown) => fetch(`${gateway.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown) => fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('blocking: the settled row and the body are one text', async () => {
     const res = await post({ model: 'm', input: 'hello there' });
@@ -104,7 +87,7 @@ describe('a turn hands its store the JSON it already made, and it is always the 
     expect(settled?.given).toBe(body);
     expectExact();
     // and what is stored reads back as what the client got
-    expect(await (await fetch(`${gateway.url}/v1/responses/${JSON.parse(body).id}`)).text()).toBe(body);
+    expect(await (await fetch(`${tg.baseURL}/responses/${JSON.parse(body).id}`)).text()).toBe(body);
   });
 
   it('streaming: the running row is what response.created carried, the settled row what response.completed carried', async () => {

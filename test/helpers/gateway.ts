@@ -5,6 +5,7 @@ import pino from 'pino';
 import { startGateway, type ExecutionFactory, type Gateway } from '../../src/app.js';
 import { loadConfig, type Config, type DeepPartial } from '../../src/config/config.js';
 import { startSimulator, type Simulator } from '../../src/simulate/server.js';
+import type { ResponseStore } from '../../src/store/store.js';
 
 export interface TestGateway {
   gateway: Gateway;
@@ -22,6 +23,8 @@ export interface TestGatewayOptions {
   executions?: Record<string, ExecutionFactory>;
   /** Use this simulator instead of starting one. */
   simulator?: Simulator;
+  /** Replaces the configured response store: made in the gateway's data folder (again on a restart). */
+  store?: (dataDir: string) => ResponseStore;
 }
 
 /** A gateway on 127.0.0.1 (port chosen at run time) in front of its own simulator, with a fresh SQLite folder. */
@@ -43,7 +46,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       } as DeepPartial<Config>,
     });
   const logger = pino({ level: 'silent' });
-  let gateway = await startGateway({ config: makeConfig(0), logger, executions: options.executions });
+  const start = (port: number) => startGateway({ config: makeConfig(port), logger, executions: options.executions, store: options.store?.(dataDir) });
+  let gateway = await start(0);
   const handle: TestGateway = {
     get gateway() {
       return gateway;
@@ -56,7 +60,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     async restart() {
       const port = gateway.port;
       await gateway.close();
-      gateway = await startGateway({ config: makeConfig(port), logger, executions: options.executions });
+      gateway = await start(port);
     },
     async close() {
       await gateway.close();
