@@ -1,3 +1,4 @@
+import { withAddedFields } from './client-objects.js';
 /**
  * Validators of the items the engine itself owns: messages, reasoning, compactions and item
  * references. Tool types contribute the validators of their own items (`ToolHandler.items`).
@@ -27,7 +28,7 @@ export function validateMessage(item: JsonObject, param: string): InputItem {
     }
   }
   // the easy form (`{role, content}`) gets its type; a typed message is returned as it came
-  return checked(item.type === 'message' ? item : { ...item, type: 'message' });
+  return checked(item.type === 'message' ? item : withAddedFields(item, { type: 'message' }));
 }
 
 /** A reasoning item: its summary and content, when present, are arrays of parts. */

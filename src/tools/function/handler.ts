@@ -1,3 +1,5 @@
+import { withAddedFields } from '../../protocol/client-objects.js';
+import type { ModelFunction } from '../../protocol/model.js';
 import type { JsonObject } from '../../protocol/responses.js';
 import type { ToolHandler } from '../handler.js';
 import { ToolDeclarationError, type RegistryEntry } from '../types.js';
@@ -42,17 +44,12 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
     return [{ type: 'function_call', callId: item.call_id, name: replayedName(ctx, 'function', item.name, item.namespace), arguments: item.arguments }];
   },
   // echoed with the optional fields made explicit, as OpenAI does
-  echo: (raw) => ({ ...raw, description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null }),
+  echo: (raw) => withAddedFields(raw, { description: raw.description ?? null, parameters: raw.parameters ?? null, strict: raw.strict ?? null }),
   normalize(decl, param): RegistryEntry[] {
     return [
       {
         modelName: decl.name,
-        fn: {
-          name: decl.name,
-          ...(decl.description !== undefined ? { description: decl.description } : {}),
-          parameters: decl.parameters ?? { type: 'object', properties: {} },
-          ...(decl.strict !== undefined ? { strict: decl.strict } : {}),
-        },
+        fn: modelFunction(decl),
         shape: 'function',
         identity: { type: 'function', name: decl.name },
         owner: 'client',
@@ -62,3 +59,12 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
     ];
   },
 };
+
+/** The function as the model sees it, its keys in the declaration's order (set one by one: no conditional spreads per declared tool). */
+function modelFunction(decl: FunctionDeclaration): ModelFunction {
+  const fn: ModelFunction = { name: decl.name };
+  if (decl.description !== undefined) fn.description = decl.description;
+  fn.parameters = decl.parameters ?? { type: 'object', properties: {} };
+  if (decl.strict !== undefined) fn.strict = decl.strict;
+  return fn;
+}

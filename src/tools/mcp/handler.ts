@@ -1,3 +1,4 @@
+import { withAddedFields } from '../../protocol/client-objects.js';
 import { isAllowed, type ToolTraits } from '../../mcp/filters.js';
 import { mcpExecution } from './execution.js';
 import { mcpModelName } from '../../mcp/naming.js';
@@ -192,5 +193,5 @@ function validateFilter(value: unknown, param: string): void {
 /** MCP input schemas are JSON Schema objects; chat servers want `type: "object"` with `properties`. */
 function normalizeSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!schema || typeof schema !== 'object') return { type: 'object', properties: {} };
-  return { ...schema, type: 'object', properties: (schema.properties as Record<string, unknown>) ?? {} };
+  return withAddedFields(schema, { type: 'object', properties: (schema.properties as Record<string, unknown>) ?? {} });
 }
