@@ -34,6 +34,7 @@ import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startRepla
 import { median, round } from './lib/stats.mjs';
 import { webSearchExecution } from './lib/fake-web-search.mjs';
 import { cloneChains } from './lib/chains.mjs';
+import { startBareProxy } from './lib/bare-proxy.mjs';
 
 const SECONDS = Number(process.env.BENCH_HOTPATH_SECONDS ?? 4);
 const WARMUP = Number(process.env.BENCH_HOTPATH_WARMUP ?? 1);
@@ -186,8 +187,12 @@ async function inProcessSections(tmpRoot, results) {
   const sim = await startSimulator({ port: 0 });
   const config = loadConfig({ env: {}, overrides: { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', upstream: { url: sim.url } } });
   const gateway = await startGateway({ config, logger: pino({ level: 'silent' }), executions: { web_search: () => webSearchExecution() } });
+  // the floor of the client round trip: the same upstream requests through the bare pass-through
+  // proxy (bench/lib/bare-proxy.mjs), in this process too — one HTTP hop and nothing else
+  const proxy = await startBareProxy(new URL(sim.url).origin);
   const gwPool = new Pool(gateway.url, { connections: 1 });
   const simPool = new Pool(new URL(sim.url).origin, { connections: 1 });
+  const proxyPool = new Pool(proxy.url, { connections: 1 });
   /** Sends a gateway request once and returns its parsed body and the upstream requests it made. */
   const capture = async (body) => {
     const before = sim.requests.length;
@@ -196,6 +201,7 @@ async function inProcessSections(tmpRoot, results) {
   };
   const gwReq = (body) => () => timed(gwPool, '/v1/responses', body);
   const simReq = (body) => () => timed(simPool, '/v1/chat/completions', body);
+  const proxyReq = (body) => () => timed(proxyPool, '/v1/chat/completions', body);
   try {
     if (ONLY.has('tools')) {
       log(`\ntool rounds (blocking, c=1, ${N} each after ${TOOL_WARM} warm-up, medians) …`);
@@ -229,18 +235,25 @@ async function inProcessSections(tmpRoot, results) {
       const turn2Body = JSON.stringify({ model: MODEL, input: [userMsg, call, { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' }], tools: [fnTool], stream: false, store: false });
       const t2 = await capture(turn2Body);
       if (t2.response.output[0]?.content?.[0]?.text !== 'Sunny.') throw new Error('client round trip: unexpected turn 2');
-      const c = await interleaved({ turn1: gwReq(turn1Body), direct1: simReq(t1.upstream[0]), turn2: gwReq(turn2Body), direct2: simReq(t2.upstream[0]) }, TOOL_WARM, N);
+      const c = await interleaved(
+        { turn1: gwReq(turn1Body), direct1: simReq(t1.upstream[0]), proxy1: proxyReq(t1.upstream[0]), turn2: gwReq(turn2Body), direct2: simReq(t2.upstream[0]), proxy2: proxyReq(t2.upstream[0]) },
+        TOOL_WARM,
+        N,
+      );
       const clientPerRound = (c.turn1 - c.direct1 + (c.turn2 - c.direct2)) / 2;
-      log(`   client function round trip: turn 1 ${fmt(c.turn1)} ms (direct ${fmt(c.direct1)}), turn 2 ${fmt(c.turn2)} ms (direct ${fmt(c.direct2)}) → ${fmt(clientPerRound)} ms per round`);
+      const proxyPerRound = (c.proxy1 - c.direct1 + (c.proxy2 - c.direct2)) / 2;
+      log(`   client function round trip: turn 1 ${fmt(c.turn1)} ms (direct ${fmt(c.direct1)}), turn 2 ${fmt(c.turn2)} ms (direct ${fmt(c.direct2)}) → ${fmt(clientPerRound)} ms per round; bare proxy ${fmt(proxyPerRound)} ms per round`);
       results.tools = {
         gatewayLoop: { rounds: ROUNDS, medianMs: Object.fromEntries(Object.entries(m).map(([k, v]) => [k, round(v, 4)])), perAddedRoundMs: round(loopPerRound, 4) },
-        clientRoundTrip: { medianMs: Object.fromEntries(Object.entries(c).map(([k, v]) => [k, round(v, 4)])), perRoundMs: round(clientPerRound, 4) },
+        clientRoundTrip: { medianMs: Object.fromEntries(Object.entries(c).map(([k, v]) => [k, round(v, 4)])), perRoundMs: round(clientPerRound, 4), bareProxyPerRoundMs: round(proxyPerRound, 4) },
       };
     }
 
   } finally {
     await gwPool.close();
     await simPool.close();
+    await proxyPool.close();
+    await proxy.close();
     await gateway.close();
     await sim.close();
   }
@@ -328,9 +341,10 @@ async function conversationGrowth(tmpRoot, simOrigin) {
 
 function evaluate(results) {
   const t = [];
-  const add = (name, value, unit, op, limit) => {
+  // `floor`: the same figure for the bare pass-through proxy in this run, where one applies
+  const add = (name, value, unit, op, limit, floor = null) => {
     const pass = value !== null && Number.isFinite(value) && (op === '<' ? value < limit : op === '<=' ? value <= limit : value >= limit);
-    t.push({ name, value, unit, target: `${op} ${limit} ${unit}`, result: pass ? 'PASS' : 'MISS' });
+    t.push({ name, value, unit, target: `${op} ${limit} ${unit}`, result: pass ? 'PASS' : 'MISS', floor });
   };
   if (results.store) add('throughput ratio, store: true (SQLite WAL), blocking, c=64', round(results.store.storeTrueRatio * 100, 1), '%', '>=', 40);
   if (results.codex) {
@@ -339,7 +353,7 @@ function evaluate(results) {
   }
   if (results.tools) {
     add('gateway tool loop (5 rounds): gateway time per round beyond upstream', results.tools.gatewayLoop.perAddedRoundMs, 'ms', '<=', 0.2);
-    add('client function round trip: gateway time per round beyond upstream', results.tools.clientRoundTrip.perRoundMs, 'ms', '<=', 0.2);
+    add('client function round trip: gateway time per round beyond upstream', results.tools.clientRoundTrip.perRoundMs, 'ms', '<=', 0.2, results.tools.clientRoundTrip.bareProxyPerRoundMs ?? null);
   }
   if (results.growth) add('conversation growth: added latency depth 1,000 / depth 1', results.growth.addedRatio1000vs1, '×', '<=', 2);
   return t;
@@ -372,7 +386,7 @@ async function main() {
   }
   results.targets = evaluate(results);
   log('\nTargets (hot path)');
-  table(['target', 'value', 'goal', 'result'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result]));
+  table(['target', 'value', 'goal', 'result', 'bare proxy'], results.targets.map((x) => [x.name, `${x.value === null ? 'n/a' : x.value} ${x.unit}`, x.target, x.result, x.floor === null ? '' : `${x.floor} ${x.unit}`]));
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwrote ${RESULTS_FILE}`);
 }
