@@ -7,11 +7,12 @@
 // or `startBareProxy(origin)` in the benchmark's own process (bench/hotpath.mjs: the floor of an
 // in-process HTTP hop beside the in-process gateway).
 import http from 'node:http';
+import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 
-/** The proxy in front of `upstream` (an origin), listening on 127.0.0.1:`port` (0: any); `close()` stops it. */
-export async function startBareProxy(upstream, port = 0) {
+/** The proxy in front of `upstream` (an origin), listening on a free port of 127.0.0.1; `close()` stops it. */
+export async function startBareProxy(upstream) {
   const pool = new Pool(upstream, { connections: null, pipelining: 1, keepAliveTimeout: 30_000 });
   const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     const chunks = [];
@@ -46,7 +47,7 @@ export async function startBareProxy(upstream, port = 0) {
       );
     });
   });
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: server.address().port,
     url: `http://127.0.0.1:${server.address().port}`,
@@ -54,7 +55,8 @@ export async function startBareProxy(upstream, port = 0) {
   };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+// run as a script (a child of bench/lib/procs.mjs), not imported
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const proxy = await startBareProxy(process.argv[2]);
   console.log(JSON.stringify({ port: proxy.port }));
   const stop = () => proxy.close().then(() => process.exit(0));

@@ -1,8 +1,8 @@
-import { withAddedFields } from './client-objects.js';
 /**
  * Validators of the items the engine itself owns: messages, reasoning, compactions and item
  * references. Tool types contribute the validators of their own items (`ToolHandler.items`).
  */
+import { withAddedFields } from './client-objects.js';
 import { InvalidItemError, checked, isJsonObject, optionalArrayField, optionalStringField, requireStringField, type ItemValidator } from './item-validation.js';
 import type { InputItem, JsonObject } from './responses.js';
 

@@ -6,7 +6,8 @@
  * `base` has, stays fast.
  *
  * Only for objects the gateway made itself: unlike a spread, `Object.assign` runs an own
- * `__proto__` key (as `JSON.parse` makes from client JSON) as the prototype setter.
+ * `__proto__` key (as `JSON.parse` makes from client JSON) as the prototype setter. A client's
+ * object takes `withAddedFields` (`src/protocol/client-objects.ts`).
  */
 export function withFields<B extends object, F extends object>(base: B, fields: F): Omit<B, keyof F> & F {
   return Object.assign({}, base, fields);

@@ -31,6 +31,15 @@ describe('withAddedFields (a copy of client JSON with fields added, for the hot 
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
   });
 
+  it('gives the same object when every field is already there (then it is the spread itself)', () => {
+    const raw = JSON.parse('{"type":"function","__proto__":{"p":1},"name":"f","description":"d","strict":false,"parameters":{}}') as Record<string, unknown>;
+    const fields = { description: 'd', parameters: null, strict: null };
+    const copy = withAddedFields(raw, fields);
+    expect(shape(copy)).toEqual(shape({ ...raw, ...fields }));
+    expect(Object.keys(copy)).toEqual(['type', '__proto__', 'name', 'description', 'strict', 'parameters']);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+  });
+
   it('copies own keys only, leaves the source untouched, and takes an empty source', () => {
     const inherited = Object.create({ hidden: 1 }) as Record<string, unknown>;
     inherited.own = 2;

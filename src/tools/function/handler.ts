@@ -60,7 +60,7 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
   },
 };
 
-/** The function as the model sees it, its keys in the declaration's order (set one by one: no conditional spreads per declared tool). */
+/** The function as the model sees it: `name`, `description`, `parameters`, `strict`, the optional ones when declared (set one by one, not by conditional spreads). */
 function modelFunction(decl: FunctionDeclaration): ModelFunction {
   const fn: ModelFunction = { name: decl.name };
   if (decl.description !== undefined) fn.description = decl.description;
