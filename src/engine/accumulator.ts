@@ -54,6 +54,11 @@ export class ResponseAccumulator {
     return this.response.output.length;
   }
 
+  /** Whether events are serialised (a stream or a background run); a blocking response's are only counted. */
+  get streaming(): boolean {
+    return this.sink !== null;
+  }
+
   /** Sends an event (payload without `type`/`sequence_number`). */
   emit(type: string, payload: Record<string, unknown>): void {
     if (this.sink === null) {
@@ -72,6 +77,19 @@ export class ResponseAccumulator {
     const sequence = this.sequence++;
     if (this.sink === null) return;
     this.sink(type, `{"type":"${type}","sequence_number":${sequence},${head.json}${jsonString(delta)}${tail}}`, head, delta);
+  }
+
+  /**
+   * `emit` of a payload already serialised: `payloadJson` is exactly `JSON.stringify` of the payload
+   * object (`{…}`), made only while `streaming` (without a sink the event is only counted, and any
+   * text will do). For the events of an item's life whose JSON is mostly fixed text.
+   */
+  emitJson(type: string, payloadJson: string): void {
+    if (this.sink === null) {
+      this.sequence++;
+      return;
+    }
+    this.emitSerialized(type, payloadJson);
   }
 
   /** `payloadJson` is the payload object's JSON (`{…}`); type and sequence number go in front. */
@@ -119,18 +137,23 @@ export class ResponseAccumulator {
     this.usage.total_tokens = this.usage.input_tokens + this.usage.output_tokens;
   }
 
-  /** Appends an item to `output` and announces it; returns its output index. */
-  addItem(item: Item): number {
+  /**
+   * Appends an item to `output` and announces it; returns its output index. `itemJson`: the item's
+   * JSON when the caller has made it (exactly `JSON.stringify(item)`; only while `streaming`).
+   */
+  addItem(item: Item, itemJson?: string): number {
     const outputIndex = this.response.output.length;
     this.response.output.push(item);
-    this.emit('response.output_item.added', { output_index: outputIndex, item });
+    if (itemJson === undefined) this.emit('response.output_item.added', { output_index: outputIndex, item });
+    else this.emitJson('response.output_item.added', `{"output_index":${outputIndex},"item":${itemJson}}`);
     return outputIndex;
   }
 
-  /** Replaces the item at `outputIndex` with its final form and announces it. */
-  doneItem(outputIndex: number, item: Item): void {
+  /** Replaces the item at `outputIndex` with its final form and announces it (`itemJson` as for `addItem`). */
+  doneItem(outputIndex: number, item: Item, itemJson?: string): void {
     this.response.output[outputIndex] = item;
-    this.emit('response.output_item.done', { output_index: outputIndex, item });
+    if (itemJson === undefined) this.emit('response.output_item.done', { output_index: outputIndex, item });
+    else this.emitJson('response.output_item.done', `{"output_index":${outputIndex},"item":${itemJson}}`);
   }
 
   /**

@@ -3,6 +3,7 @@ import { JsonStringFieldDecoder } from '../protocol/json-string-field.js';
 import { ID_PREFIX, type Annotation, type CustomToolCallItem, type FunctionCallItem, type OutputMessageItem, type OutputTextPart, type ReasoningItem, type RefusalPart, type ToolSearchCallItem } from '../protocol/responses.js';
 import { CUSTOM_INPUT_KEY, type RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
+import { jsonString } from '../util/json.js';
 import { deltaHead, type ResponseAccumulator } from './accumulator.js';
 import type { DeltaHead } from './types.js';
 import { scanCitations, scanFileCitations, takeFileCitations, type CitationBook } from './citations.js';
@@ -21,11 +22,20 @@ export class MessageStream {
   private citationScan = 0;
   /** Text held back because it may be the start of a file marker cut by a delta boundary. */
   private heldText = '';
+  /**
+   * While streaming, the item's events are written from their fixed text (`messageJson`,
+   * `partJson`: exactly `JSON.stringify` of the objects, a part's text serialised once for its
+   * events and the item's): the item's id as JSON, and each closed part's JSON.
+   */
+  private readonly idJson: string;
+  private readonly partsJson: string[] = [];
 
   /** With a citation book, `[n]` markers naming known sources become `url_citation` annotations. */
   constructor(private readonly acc: ResponseAccumulator, private readonly citations?: CitationBook) {
-    this.item = { type: 'message', id: newId(ID_PREFIX.message), status: 'in_progress', role: 'assistant', content: [] };
-    this.outputIndex = acc.addItem(this.item);
+    const id = newId(ID_PREFIX.message);
+    this.item = { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] };
+    this.idJson = acc.streaming ? JSON.stringify(id) : '';
+    this.outputIndex = acc.addItem(this.item, acc.streaming ? messageJson(this.idJson, 'in_progress', '') : undefined);
   }
 
   pushText(delta: string): void {
@@ -89,7 +99,12 @@ export class MessageStream {
   finish(status: 'completed' | 'incomplete' = 'completed'): void {
     this.closePart();
     this.item.status = status;
-    this.acc.doneItem(this.outputIndex, this.item);
+    this.acc.doneItem(this.outputIndex, this.item, this.acc.streaming ? messageJson(this.idJson, status, this.partsJson.join(',')) : undefined);
+  }
+
+  /** The fields every event of the part at `contentIndex` starts with (`"item_id":…,"output_index":…,"content_index":…`). */
+  private partFields(contentIndex: number): string {
+    return `"item_id":${this.idJson},"output_index":${this.outputIndex},"content_index":${contentIndex}`;
   }
 
   private openPart(part: OutputTextPart | RefusalPart): void {
@@ -98,28 +113,53 @@ export class MessageStream {
     // the part object is announced empty, then filled by deltas
     this.item.content.push(part);
     this.part = part;
-    this.partHead = deltaHead(this.item.id, this.outputIndex, this.item.content.length - 1);
-    const announced = part.type === 'output_text' ? { type: 'output_text', text: '', annotations: [], logprobs: [] } : { type: 'refusal', refusal: '' };
-    this.acc.emit('response.content_part.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: this.item.content.length - 1, part: announced });
+    const contentIndex = this.item.content.length - 1;
+    this.partHead = deltaHead(this.item.id, this.outputIndex, contentIndex);
+    const announced = part.type === 'output_text' ? EMPTY_TEXT_PART_JSON : EMPTY_REFUSAL_PART_JSON;
+    this.acc.emitJson('response.content_part.added', this.acc.streaming ? `{${this.partFields(contentIndex)},"part":${announced}}` : '');
   }
 
   private closePart(): void {
     if (this.heldText.length > 0 && this.part?.type === 'output_text') this.pushCitingFiles('', true);
     const part = this.part;
     if (part === null) return;
-    const itemId = this.item.id;
-    const outputIndex = this.outputIndex;
     const contentIndex = this.item.content.length - 1;
-    // literal payloads, not `{ ...common, text }`: see util/objects.ts
-    if (part.type === 'output_text') {
-      if (this.citations && this.citations.citedFiles.size > 0) this.annotateFiles(part, contentIndex);
-      this.acc.emit('response.output_text.done', { item_id: itemId, output_index: outputIndex, content_index: contentIndex, text: part.text, logprobs: [] });
+    if (part.type === 'output_text' && this.citations && this.citations.citedFiles.size > 0) this.annotateFiles(part, contentIndex);
+    const doneType = part.type === 'output_text' ? 'response.output_text.done' : 'response.refusal.done';
+    if (!this.acc.streaming) {
+      this.acc.emitJson(doneType, '');
+      this.acc.emitJson('response.content_part.done', '');
     } else {
-      this.acc.emit('response.refusal.done', { item_id: itemId, output_index: outputIndex, content_index: contentIndex, refusal: part.refusal });
+      const fields = this.partFields(contentIndex);
+      let json: string;
+      if (part.type === 'output_text') {
+        const text = jsonString(part.text);
+        this.acc.emitJson(doneType, `{${fields},"text":${text},"logprobs":[]}`);
+        json = `{"type":"output_text","text":${text},"annotations":${jsonArray(part.annotations)}${part.logprobs === undefined ? '' : `,"logprobs":${jsonArray(part.logprobs)}`}}`;
+      } else {
+        const refusal = jsonString(part.refusal);
+        this.acc.emitJson(doneType, `{${fields},"refusal":${refusal}}`);
+        json = `{"type":"refusal","refusal":${refusal}}`;
+      }
+      this.acc.emitJson('response.content_part.done', `{${fields},"part":${json}}`);
+      this.partsJson.push(json);
     }
-    this.acc.emit('response.content_part.done', { item_id: itemId, output_index: outputIndex, content_index: contentIndex, part });
     this.part = null;
   }
+}
+
+/** An assistant message's JSON as `JSON.stringify` writes its object (`MessageStream.item`), its parts' JSON given. */
+function messageJson(idJson: string, status: OutputMessageItem['status'], partsJson: string): string {
+  return `{"type":"message","id":${idJson},"status":"${status}","role":"assistant","content":[${partsJson}]}`;
+}
+
+/** The parts as `content_part.added` announces them, empty. */
+const EMPTY_TEXT_PART_JSON = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
+const EMPTY_REFUSAL_PART_JSON = '{"type":"refusal","refusal":""}';
+
+/** `JSON.stringify(list)`, without the call for the empty list a part nearly always has. */
+function jsonArray(list: readonly unknown[]): string {
+  return list.length === 0 ? '[]' : JSON.stringify(list);
 }
 
 /** Raw reasoning of open models: one `reasoning_text` content part (OpenAI's event names). */
