@@ -33,30 +33,32 @@ function generic(ops: Op[], id: string): Array<[string, string]> {
   const acc = new ResponseAccumulator(newResponse(), (type, json) => events.push([type, json]));
   const item: OutputMessageItem = { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] };
   const outputIndex = acc.addItem(item);
-  let part: OutputTextPart | RefusalPart | null = null;
+  // the open part, in an object: the closures below change it
+  const state: { part: OutputTextPart | RefusalPart | null } = { part: null };
   const close = () => {
+    const part = state.part;
     if (part === null) return;
     const fields = { item_id: id, output_index: outputIndex, content_index: item.content.length - 1 };
     if (part.type === 'output_text') acc.emit('response.output_text.done', { ...fields, text: part.text, logprobs: [] });
     else acc.emit('response.refusal.done', { ...fields, refusal: part.refusal });
     acc.emit('response.content_part.done', { ...fields, part });
-    part = null;
+    state.part = null;
   };
   const open = (next: OutputTextPart | RefusalPart) => {
     close();
     item.content.push(next);
-    part = next;
+    state.part = next;
     const announced = next.type === 'output_text' ? { type: 'output_text', text: '', annotations: [], logprobs: [] } : { type: 'refusal', refusal: '' };
     acc.emit('response.content_part.added', { item_id: id, output_index: outputIndex, content_index: item.content.length - 1, part: announced });
   };
   for (const [kind, value] of ops) {
     if (kind === 'text') {
-      if (part?.type !== 'output_text') open({ type: 'output_text', text: '', annotations: [], logprobs: [] });
-      (part as unknown as OutputTextPart).text += value;
+      if (state.part?.type !== 'output_text') open({ type: 'output_text', text: '', annotations: [], logprobs: [] });
+      (state.part as OutputTextPart).text += value;
       acc.emitDelta('response.output_text.delta', deltaHead(id, outputIndex, item.content.length - 1), value, ',"logprobs":[]');
     } else if (kind === 'refusal') {
-      if (part?.type !== 'refusal') open({ type: 'refusal', refusal: '' });
-      (part as unknown as RefusalPart).refusal += value;
+      if (state.part?.type !== 'refusal') open({ type: 'refusal', refusal: '' });
+      (state.part as RefusalPart).refusal += value;
       acc.emitDelta('response.refusal.delta', deltaHead(id, outputIndex, item.content.length - 1), value);
     } else {
       close();
