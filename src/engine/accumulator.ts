@@ -65,7 +65,7 @@ export class ResponseAccumulator {
       this.sequence++;
       return;
     }
-    this.emitSerialized(type, JSON.stringify(payload));
+    this.emitJson(type, JSON.stringify(payload));
   }
 
   /**
@@ -85,18 +85,11 @@ export class ResponseAccumulator {
    * text will do). For the events of an item's life whose JSON is mostly fixed text.
    */
   emitJson(type: string, payloadJson: string): void {
-    if (this.sink === null) {
-      this.sequence++;
-      return;
-    }
-    this.emitSerialized(type, payloadJson);
-  }
-
-  /** `payloadJson` is the payload object's JSON (`{…}`); type and sequence number go in front. */
-  private emitSerialized(type: string, payloadJson: string): void {
     const sequence = this.sequence++;
+    if (this.sink === null) return;
+    // type and sequence number go in front of the payload's own fields
     const rest = payloadJson.length > 2 ? `,${payloadJson.slice(1)}` : '}';
-    this.sink!(type, `{"type":"${type}","sequence_number":${sequence}${rest}`);
+    this.sink(type, `{"type":"${type}","sequence_number":${sequence}${rest}`);
   }
 
   /**
@@ -113,18 +106,18 @@ export class ResponseAccumulator {
     }
     if (queued) {
       const payload = `{"response":${responseJson(this.response)}}`;
-      this.emitSerialized('response.created', payload);
-      this.emitSerialized('response.queued', payload);
+      this.emitJson('response.created', payload);
+      this.emitJson('response.queued', payload);
       this.response.status = 'in_progress';
       const running = responseJson(this.response);
-      this.emitSerialized('response.in_progress', `{"response":${running}}`);
+      this.emitJson('response.in_progress', `{"response":${running}}`);
       return running;
     }
     // created and in_progress carry the same snapshot: serialize it once
     const running = responseJson(this.response);
     const payload = `{"response":${running}}`;
-    this.emitSerialized('response.created', payload);
-    this.emitSerialized('response.in_progress', payload);
+    this.emitJson('response.created', payload);
+    this.emitJson('response.in_progress', payload);
     return running;
   }
 
@@ -192,7 +185,7 @@ export class ResponseAccumulator {
       this.sequence++;
       return;
     }
-    this.emitSerialized(this.terminalType(), `{"response":${this.settledResponseJson()}}`);
+    this.emitJson(this.terminalType(), `{"response":${this.settledResponseJson()}}`);
   }
 
   /**
