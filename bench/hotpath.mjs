@@ -17,6 +17,7 @@
 // simulator and gateway (startGateway). See bench/README.md for the method.
 //
 // Knobs: BENCH_HOTPATH_SECONDS (4, measured seconds per load run), BENCH_HOTPATH_WARMUP (1),
+// BENCH_SLICES (4: a load run measured in slices alternating with the runs it is compared with),
 // BENCH_JIT_WARMUP_SECONDS (4: the gateway child's first load, per workload, discarded),
 // BENCH_HOTPATH_N (200, sequential samples per side), BENCH_HOTPATH_ONLY (store,codex,tools,growth,tokens),
 // BENCH_HOTPATH_RESULTS (bench/hotpath-results.json).
@@ -29,7 +30,7 @@ import { Pool } from 'undici';
 import { startGateway } from '../dist/app.js';
 import { loadConfig } from '../dist/config/config.js';
 import { startSimulator } from '../dist/simulate/server.js';
-import { measure } from './lib/load.mjs';
+import { measure, measureInterleaved } from './lib/load.mjs';
 import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startReplayUpstreamChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { median, round } from './lib/stats.mjs';
 import { webSearchExecution } from './lib/fake-web-search.mjs';
@@ -38,6 +39,8 @@ import { startBareProxy } from './lib/bare-proxy.mjs';
 
 const SECONDS = Number(process.env.BENCH_HOTPATH_SECONDS ?? 4);
 const WARMUP = Number(process.env.BENCH_HOTPATH_WARMUP ?? 1);
+/** Each load run measured in this many slices, alternating with the runs it is compared with. */
+const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const JIT_WARMUP = Number(process.env.BENCH_JIT_WARMUP_SECONDS ?? 4);
 /** Discarded rounds before the tool-round samples: enough for V8 to have optimised the loop's code. */
 const TOOL_WARM = 300;
@@ -89,10 +92,15 @@ async function childSections(tmpRoot, results) {
   const gw = await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, 'data') });
   const direct = `http://127.0.0.1:${sim.port}`;
   const cpu = () => ({ gw: cpuMicros(gw.pid) });
-  const load = async (url, body, connections) => {
-    const r = await measure({ url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpu, after: cpu });
-    if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-    return { rps: round(r.rps, 1), requests: r.requests, p50Ms: round(r.latencyMs.p50, 3), gatewayCpuUsPerRequest: url.startsWith(gw.url) ? round((r.after.gw - r.before.gw) / r.requests, 1) : null };
+  /** Load runs (`[url, body]` each) at `connections`, measured in alternating slices (bench/lib/load.mjs). */
+  const loads = async (connections, ...runs) => {
+    const specs = runs.map(([url, body]) => ({ url, body, connections, before: cpu, after: cpu }));
+    const measured = await measureInterleaved(specs, { slices: SLICES, seconds: SECONDS, warmupSeconds: WARMUP / SLICES });
+    return measured.map((r, i) => {
+      const url = specs[i].url;
+      if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      return { rps: round(r.rps, 1), requests: r.requests, p50Ms: round(r.latencyMs.p50, 3), gatewayCpuUsPerRequest: url.startsWith(gw.url) ? round(r.deltas.gw / r.requests, 1) : null };
+    });
   };
   try {
     // steady state, not the JIT's ramp (as bench/run.mjs): the fresh gateway child first gets some
@@ -104,7 +112,7 @@ async function childSections(tmpRoot, results) {
     for (const body of workloads) await measure({ url: `${gw.url}/v1/responses`, body, connections: 32, seconds: JIT_WARMUP, warmupSeconds: 0 });
 
     if (ONLY.has('store')) {
-      log(`\nstore: true (SQLite WAL) vs store: false vs direct, blocking, c=64 (${WARMUP}s + ${SECONDS}s each) …`);
+      log(`\nstore: true (SQLite WAL) vs store: false vs direct, blocking, c=64 (${WARMUP}s + ${SECONDS}s each, in ${SLICES} alternating slices) …`);
       const gwBody = (store) => ({ model: MODEL, input: 'hello', stream: false, store });
       // sanity: a stored response can be read back
       const pool = new Pool(gw.url, { connections: 1 });
@@ -114,9 +122,12 @@ async function childSections(tmpRoot, results) {
       await pool.close();
       if (back.statusCode !== 200) throw new Error(`store: true sanity: GET ${stored.id} answered ${back.statusCode}`);
       const runs = {};
-      runs.direct = await load(`${direct}/v1/chat/completions`, { model: MODEL, messages: [{ role: 'user', content: 'hello' }], stream: false }, 64);
-      runs.gatewayStoreFalse = await load(`${gw.url}/v1/responses`, gwBody(false), 64);
-      runs.gatewayStoreTrue = await load(`${gw.url}/v1/responses`, gwBody(true), 64);
+      [runs.direct, runs.gatewayStoreFalse, runs.gatewayStoreTrue] = await loads(
+        64,
+        [`${direct}/v1/chat/completions`, { model: MODEL, messages: [{ role: 'user', content: 'hello' }], stream: false }],
+        [`${gw.url}/v1/responses`, gwBody(false)],
+        [`${gw.url}/v1/responses`, gwBody(true)],
+      );
       for (const [k, v] of Object.entries(runs)) log(`   ${k.padEnd(18)} ${fmt(v.rps, 0).padStart(7)} req/s  p50 ${fmt(v.p50Ms)} ms${v.gatewayCpuUsPerRequest !== null ? `  gateway CPU ${fmt(v.gatewayCpuUsPerRequest, 0)} µs/req` : ''}`);
       results.store = { runs, storeTrueRatio: round(runs.gatewayStoreTrue.rps / runs.direct.rps, 3), storeFalseRatio: round(runs.gatewayStoreFalse.rps / runs.direct.rps, 3) };
     }
@@ -144,8 +155,7 @@ async function childSections(tmpRoot, results) {
         await simPool.close();
         await sim.lastRequests(0);
       }
-      const dRun = await load(`${direct}/v1/chat/completions`, heaviest.upstreamBody, 64);
-      const gRun = await load(`${gw.url}/v1/responses`, heaviest.body, 64);
+      const [dRun, gRun] = await loads(64, [`${direct}/v1/chat/completions`, heaviest.upstreamBody], [`${gw.url}/v1/responses`, heaviest.body]);
       await sim.lastRequests(0);
       log(`   c=64 ${heaviest.name}: direct ${fmt(dRun.rps, 0)} req/s, gateway ${fmt(gRun.rps, 0)} req/s (gateway CPU ${fmt(gRun.gatewayCpuUsPerRequest, 0)} µs/req)`);
       const addedMean = Object.values(perBody).reduce((s, x) => s + x.addedMedianMs, 0) / CODEX_BODIES.length;
@@ -153,7 +163,7 @@ async function childSections(tmpRoot, results) {
     }
 
     if (ONLY.has('tokens')) {
-      log(`\nlong streamed answer (${LONG_ANSWER_WORDS} tokens), c=8 (${WARMUP}s + ${SECONDS}s each) …`);
+      log(`\nlong streamed answer (${LONG_ANSWER_WORDS} tokens), c=8 (${WARMUP}s + ${SECONDS}s each, in ${SLICES} alternating slices) …`);
       const gwBody = { model: MODEL, input: LONG_INPUT, stream: true, store: false };
       const directBody = { model: MODEL, messages: [{ role: 'user', content: LONG_INPUT }], stream: true, stream_options: { include_usage: true } };
       const pool = new Pool(gw.url, { connections: 1 });
@@ -165,8 +175,7 @@ async function childSections(tmpRoot, results) {
       } finally {
         await pool.close();
       }
-      const dRun = await load(`${direct}/v1/chat/completions`, directBody, 8);
-      const gRun = await load(`${gw.url}/v1/responses`, gwBody, 8);
+      const [dRun, gRun] = await loads(8, [`${direct}/v1/chat/completions`, directBody], [`${gw.url}/v1/responses`, gwBody]);
       const cpuPerTokenUs = round(gRun.gatewayCpuUsPerRequest / LONG_ANSWER_WORDS, 2);
       log(`   direct ${fmt(dRun.rps, 0)} req/s, gateway ${fmt(gRun.rps, 0)} req/s (${fmt((100 * gRun.rps) / dRun.rps, 1)} %); gateway CPU ${fmt(gRun.gatewayCpuUsPerRequest, 0)} µs per answer, ${fmt(cpuPerTokenUs, 2)} µs per token`);
       results.tokens = { words: LONG_ANSWER_WORDS, connections: 8, direct: dRun, gateway: gRun, ratio: round(gRun.rps / dRun.rps, 3), gatewayCpuUsPerToken: cpuPerTokenUs };

@@ -4,7 +4,9 @@
 //   npm run bench                      (builds first)
 //   node bench/run.mjs                 (after `npm run build`)
 //
-// Knobs (environment): BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_JIT_WARMUP_SECONDS (4),
+// Knobs (environment): BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_SLICES (4: each load
+// run measured in that many slices, alternating with the other runs of its concurrency),
+// BENCH_JIT_WARMUP_SECONDS (4),
 // BENCH_TTFB_N (500),
 // BENCH_STREAMS (1000), BENCH_UPSTREAM_CONNECTIONS ("default" = the gateway's default, no cap; a number sets a cap),
 // BENCH_ONLY (comma list of load,ttfb,memory; default all — partial runs skip the targets),
@@ -16,12 +18,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import http from 'node:http';
 import { Pool } from 'undici';
-import { measure } from './lib/load.mjs';
+import { measure, measureInterleaved } from './lib/load.mjs';
 import { clockTicksPerSecond, cpuMicros, eldProbeEnv, freePort, readEventLoopDelay, installCleanupHooks, rssKiB, startBareProxyChild, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { median, percentile, round, sorted } from './lib/stats.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const JIT_WARMUP = Number(process.env.BENCH_JIT_WARMUP_SECONDS ?? 4);
 const TTFB_N = Number(process.env.BENCH_TTFB_N ?? 500);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
@@ -90,6 +93,7 @@ async function run(tmpRoot) {
       command: 'npm run bench',
       secondsPerRun: SECONDS,
       warmupSecondsPerRun: WARMUP,
+      slicesPerRun: SLICES,
       clockTicksPerSecond: clockTicksPerSecond(),
       gatewayUpstreamConnections: UPSTREAM_CONNECTIONS === 'default' ? 'default (no cap)' : Number(UPSTREAM_CONNECTIONS),
     },
@@ -105,7 +109,7 @@ async function run(tmpRoot) {
     results.meta.jitWarmupSecondsPerRun = JIT_WARMUP;
     results.runs = {};
     for (const connections of [1, 64]) {
-      log(`\nload, concurrency ${connections} (${WARMUP}s warm-up + ${SECONDS}s per run) …`);
+      log(`\nload, concurrency ${connections} (${SLICES} alternating slices per run, each ${round(WARMUP / SLICES, 2)}s warm-up + ${round(SECONDS / SLICES, 2)}s) …`);
       results.runs[`c${connections}`] = await loadRuns(gw, sim, proxy, direct, connections);
     }
   }
@@ -157,26 +161,28 @@ function target(name, gw, proxy, direct) {
 }
 
 async function loadRuns(gw, sim, proxy, direct, connections) {
-  const runs = {};
-  for (const name of LOAD_RUNS) {
-    const { url, body } = target(name, gw, proxy, direct);
+  const specs = LOAD_RUNS.map((name) => {
     // the proxy forwards the direct request unchanged; "gateway CPU" is then the proxy's
     const front = name.startsWith('proxy') ? proxy.pid : gw.pid;
     const cpuHook = () => ({ gatewayCpuUs: cpuMicros(front), simulatorCpuUs: cpuMicros(sim.pid) });
-    const r = await measure({ url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP, before: cpuHook, after: cpuHook });
-    const gatewayCpu = r.after.gatewayCpuUs - r.before.gatewayCpuUs;
-    const simCpu = r.after.simulatorCpuUs - r.before.simulatorCpuUs;
+    return { ...target(name, gw, proxy, direct), connections, before: cpuHook, after: cpuHook };
+  });
+  const measured = await measureInterleaved(specs, { slices: SLICES, seconds: SECONDS, warmupSeconds: WARMUP / SLICES });
+  const runs = {};
+  for (const [i, name] of LOAD_RUNS.entries()) {
+    const r = measured[i];
     runs[name] = {
       connections,
       requests: r.requests,
       seconds: round(r.seconds, 2),
+      slices: r.slices,
       rps: round(r.rps, 1),
       latencyMs: Object.fromEntries(Object.entries(r.latencyMs).map(([k, v]) => [k, round(v, 3)])),
       non2xx: r.non2xx,
       errors: r.errors,
       timeouts: r.timeouts,
-      gatewayCpuUsPerRequest: !name.startsWith('direct') && r.requests > 0 ? round(gatewayCpu / r.requests, 1) : null,
-      simulatorCpuUsPerRequest: r.requests > 0 ? round(simCpu / r.requests, 1) : null,
+      gatewayCpuUsPerRequest: !name.startsWith('direct') && r.requests > 0 ? round(r.deltas.gatewayCpuUs / r.requests, 1) : null,
+      simulatorCpuUsPerRequest: r.requests > 0 ? round(r.deltas.simulatorCpuUs / r.requests, 1) : null,
     };
     const x = runs[name];
     log(`   ${name.padEnd(17)} ${String(x.requests).padStart(7)} req  ${fmt(x.rps, 1).padStart(8)} req/s  p50 ${fmt(x.latencyMs.p50)} ms  p99 ${fmt(x.latencyMs.p99)} ms${x.gatewayCpuUsPerRequest !== null ? `  ${name.startsWith('proxy') ? 'proxy' : 'gateway'} CPU ${fmt(x.gatewayCpuUsPerRequest, 0)} µs/req` : ''}${x.non2xx || x.errors ? `  (non-2xx ${x.non2xx}, errors ${x.errors})` : ''}`);

@@ -50,5 +50,47 @@ export async function measure({ url, body, connections, seconds, warmupSeconds, 
     timeouts: result.timeouts,
     before: hookBefore,
     after: hookAfter,
+    latencies: s,
+  };
+}
+
+/**
+ * Load runs measured in alternating slices (A B C A B C …, `slices` of each, every slice its own
+ * `warmupSeconds` then `seconds / slices` measured), merged per run: requests, wall time and
+ * latencies pooled; `deltas` sums each number the `before` / `after` hooks return (after − before,
+ * e.g. CPU time). The machine drifts over the seconds a whole run takes (this VM's speed moves by
+ * tens of per cent within a minute); in slices the drift falls on every run alike, so a difference
+ * or a ratio between runs measures the servers rather than the minute each was measured in.
+ */
+export async function measureInterleaved(runs, { slices, seconds, warmupSeconds }) {
+  const parts = runs.map(() => []);
+  for (let slice = 0; slice < slices; slice++) {
+    for (const [i, run] of runs.entries()) parts[i].push(await measure({ ...run, seconds: seconds / slices, warmupSeconds }));
+  }
+  return runs.map((run, i) => merged(run.connections, parts[i]));
+}
+
+function merged(connections, parts) {
+  const latencies = sorted(parts.flatMap((p) => Array.from(p.latencies)));
+  const requests = parts.reduce((sum, p) => sum + p.requests, 0);
+  const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
+  const deltas = {};
+  for (const p of parts) {
+    for (const [key, after] of Object.entries(p.after ?? {})) deltas[key] = (deltas[key] ?? 0) + after - p.before[key];
+  }
+  let sum = 0;
+  for (const v of latencies) sum += v;
+  const total = (key) => parts.reduce((n, p) => n + (p[key] ?? 0), 0);
+  return {
+    connections,
+    seconds,
+    requests,
+    rps: requests / seconds,
+    latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), mean: latencies.length ? sum / latencies.length : NaN, max: latencies.length ? latencies[latencies.length - 1] : NaN },
+    non2xx: total('non2xx'),
+    errors: total('errors'),
+    timeouts: total('timeouts'),
+    slices: parts.length,
+    deltas,
   };
 }
