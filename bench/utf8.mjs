@@ -1,7 +1,9 @@
 // Why src/util/utf8.ts exists: Node 20's own UTF-8 conversions against ICU's (`buffer.transcode`)
 // for text with wide characters (above U+00FF), at the sizes a gateway meets — a Codex request
 // (test/fixtures/codex, 42–47 KB with some seventy typographic quotes, dashes and arrows) and
-// synthetic texts of 0.5–32 KB — and for pure ASCII (where utf8.ts leaves Node's way alone).
+// synthetic texts of 0.5–32 KB — and for long ASCII text (which utf8.ts encodes as its Latin-1
+// bytes after a SIMD check), e.g. the events of one tick of a Codex request's stream, which echo its
+// 18 KB tool list three times.
 //
 //   node bench/utf8.mjs        (after `npm run build`; prints µs per conversion, median of 5 runs)
 import { readFileSync } from 'node:fs';
@@ -34,7 +36,17 @@ const cases = [
   ['Codex request (fallback-tool/0002)', codex],
   ...[512, 4096, 8192, 32768].map((size) => wide(size)),
   ['32 KB, ASCII', Buffer.from('plain ascii {"json": [1, 2, 3]} '.repeat(1024))],
+  ['64 KB, ASCII (a Codex stream tick)', Buffer.from(codexTick())],
 ];
+
+/** The SSE text of `response.created`, `response.in_progress` and a few deltas, each echoing the Codex request's tools. */
+function codexTick() {
+  const tools = JSON.stringify(JSON.parse(codex.toString('utf8')).tools);
+  let text = '';
+  for (const type of ['response.created', 'response.in_progress', 'response.completed']) text += `event: ${type}\ndata: {"type":"${type}","response":{"id":"resp_1","tools":${tools}}}\n\n`;
+  for (let i = 0; i < 20; i++) text += `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":" w${i}"}\n\n`;
+  return text;
+}
 
 console.log(`node ${process.version}; µs per conversion (median of 5 runs)`);
 console.log(`${'text'.padEnd(36)} ${'decode: toString'.padStart(17)} ${'utf8Text'.padStart(9)}   ${'encode: Buffer.from'.padStart(19)} ${'utf8Bytes'.padStart(9)}`);

@@ -26,13 +26,29 @@ describe('utf8Bytes / wireText', () => {
     });
   }
 
-  it('hands short, one-byte and very long texts over as they are (Node encodes those itself)', () => {
+  it('hands short, long Latin-1 and very long texts over as they are (Node encodes those itself)', () => {
     expect(wireText(texts['short, wide'])).toBe(texts['short, wide']);
-    expect(wireText(texts['long ASCII'])).toBe(texts['long ASCII']);
+    expect(wireText('short ascii')).toBe('short ascii');
     expect(wireText(texts['long Latin-1'])).toBe(texts['long Latin-1']);
     const veryLong = texts['very long (over 8 M characters: Node converts it)'];
     expect(wireText(veryLong)).toBe(veryLong);
     expect(Buffer.isBuffer(wireText(texts['long, wide characters']))).toBe(true);
+  });
+
+  it('hands a long ASCII text over as its bytes, also when it was made of pieces or held two bytes per character', () => {
+    const ascii = texts['long ASCII'];
+    expect(Buffer.isBuffer(wireText(ascii))).toBe(true);
+    // a string of many pieces (as a tick's events are joined), and one V8 holds two bytes per
+    // character though every character is ASCII (a slice of a text that had a wide one)
+    let joined = '';
+    for (let i = 0; i < 400; i++) joined += `event: e\ndata: {"n":${i},"t":"${'x'.repeat(i % 17)}"}\n\n`;
+    const twoByteAscii = `${ascii}\u2014`.slice(0, ascii.length);
+    for (const text of [joined, twoByteAscii, `${ascii}\u007f`, `\u0000${ascii}`]) {
+      const wire = wireText(text);
+      expect(Buffer.isBuffer(wire) && wire.equals(Buffer.from(text))).toBe(true);
+    }
+    // one character above ASCII anywhere: not Latin-1 bytes (é is two bytes in UTF-8)
+    for (const text of [`${ascii}\u0080`, `\u00e9${ascii}`, `${ascii.slice(0, 3_000)}\u00ff${ascii.slice(3_000)}`]) expect(wireText(text)).toBe(text);
   });
 
   it('writes a lone surrogate as U+FFFD, exactly as Buffer.from does', () => {
