@@ -8,7 +8,9 @@
 //
 //   node bench/cpu-split.mjs        (after `npm run build`; needs `perf` — apt-get install linux-perf)
 //
-// Knobs: BENCH_SPLIT_SECONDS (6, measured seconds per side), BENCH_SPLIT_STREAM (1 = streaming).
+// Knobs: BENCH_SPLIT_SECONDS (6, measured seconds per side), BENCH_SPLIT_STREAM (1 = streaming),
+// BENCH_SPLIT_CONNECTIONS (64; 1 = one request at a time, where every request pays the event loop's
+// wake-ups and finds its caches cold).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { freePort, installCleanupHooks, startBareProxyChild, startGatewayChild, 
 
 const SECONDS = Number(process.env.BENCH_SPLIT_SECONDS ?? 6);
 const STREAM = process.env.BENCH_SPLIT_STREAM === '1';
+const CONNECTIONS = Number(process.env.BENCH_SPLIT_CONNECTIONS ?? 64);
 const FREQUENCY = 4000;
 const PERF_FLAG = '--perf-basic-prof-only-functions';
 
@@ -81,14 +84,14 @@ try {
     const dataFile = join(tmp, `${side.pid}.data`);
     const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', String(FREQUENCY), '-p', String(side.pid), '-o', dataFile], { stdio: 'ignore' });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const run = await measure({ url: side.url, body: side.body, connections: 64, seconds: SECONDS, warmupSeconds: 0 });
+    const run = await measure({ url: side.url, body: side.body, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 0 });
     perf.kill('SIGINT');
     await new Promise((resolve) => perf.once('exit', resolve));
     side.split = split(dataFile, run.requests);
     side.rps = run.rps;
   }
   const [gw, px] = sides;
-  console.log(`CPU per request by kind of work, ${STREAM ? 'streaming' : 'blocking'} "hello", c=64, ${SECONDS} s each (perf cpu-clock at ${FREQUENCY} Hz; node ${process.version})`);
+  console.log(`CPU per request by kind of work, ${STREAM ? 'streaming' : 'blocking'} "hello", c=${CONNECTIONS}, ${SECONDS} s each (perf cpu-clock at ${FREQUENCY} Hz; node ${process.version})`);
   console.log(`${'category'.padEnd(28)} ${'gateway'.padStart(9)} ${'bare proxy'.padStart(11)} ${'added'.padStart(8)}`);
   const rows = CATEGORIES.map(([name]) => [name, gw.split.byCategory.get(name), px.split.byCategory.get(name)]).sort((a, b) => b[1] - b[2] - (a[1] - a[2]));
   for (const [name, g, p] of rows) console.log(`${name.padEnd(28)} ${g.toFixed(1).padStart(9)} ${p.toFixed(1).padStart(11)} ${(g - p).toFixed(1).padStart(8)}`);
