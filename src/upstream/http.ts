@@ -7,6 +7,7 @@ import { abortSignalOf, type Cancellation } from '../util/abort.js';
 import type { UpstreamOptions } from './client.js';
 import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
 import { UpstreamEventStream, type DecodePayload } from './event-stream.js';
+import { clientForPool } from './pool-client.js';
 
 /**
  * A request body in chunks (`chatRequestBody`) up to this size is joined into one buffer, sent
@@ -35,6 +36,8 @@ export class UpstreamTransport {
       // null = unlimited: every open stream needs its own upstream connection (HTTP/1.1)
       connections: options.connections > 0 ? options.connections : null,
       pipelining: 1,
+      // no connection for a request aborted in flight (pool-client.ts)
+      factory: clientForPool,
       keepAliveTimeout: 30_000,
       connect: { timeout: options.connectTimeoutMs },
       headersTimeout: options.firstTokenTimeoutMs,

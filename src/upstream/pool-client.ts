@@ -1,0 +1,39 @@
+// undici 7 (the last line that runs on Node 20) connects again for a request that was aborted in
+// flight: aborting destroys the socket with an informational error, and when the socket closes
+// the client puts the aborted request back among its pending ones and opens a new connection for
+// it before it notices the request is aborted (nodejs/undici#5845; undici 8.14 checks first, but
+// needs Node 22). Every stream a client abandons — a user pressing stop, an agent interrupting a
+// turn — would cost a connection to the model server that nothing uses, and 1,000 streams
+// dropped at once 1,000 connects in the middle of the burst (bench/README.md, stop 34). The pool's
+// clients here drop such requests before they resume, as undici 8 does.
+import { Client, type Dispatcher } from 'undici';
+// undici publishes no exports map: its internal symbols are importable, and pinned with it
+import undiciSymbols from 'undici/lib/core/symbols.js';
+
+const { kQueue, kPendingIdx, kResume } = undiciSymbols;
+
+interface QueuedRequest {
+  aborted: boolean;
+}
+
+interface ClientInternals {
+  [key: symbol]: unknown;
+}
+
+/** A `Pool` factory: an undici `Client` that never connects for a request that is already aborted. */
+export function clientForPool(origin: URL, options: object): Dispatcher {
+  const client = new Client(origin, options);
+  const internals = client as unknown as ClientInternals;
+  const resume = internals[kResume];
+  // another undici than the one pinned (no such internals): it is left as it is
+  if (typeof resume !== 'function' || !Array.isArray(internals[kQueue]) || typeof internals[kPendingIdx] !== 'number') return client;
+  internals[kResume] = (sync?: boolean) => {
+    const queue = internals[kQueue] as Array<QueuedRequest | null>;
+    const at = internals[kPendingIdx] as number;
+    // the aborted requests at the head of the pending ones: their handlers have heard of the abort
+    // already, and none will be written (undici would drop them after connecting)
+    while (at < queue.length && queue[at]?.aborted === true) queue.splice(at, 1);
+    return (resume as (sync?: boolean) => unknown).call(client, sync);
+  };
+  return client;
+}

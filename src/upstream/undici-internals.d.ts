@@ -1,0 +1,5 @@
+// undici's internal symbols (no types shipped for them): used by pool-client.ts only.
+declare module 'undici/lib/core/symbols.js' {
+  const symbols: Record<string, symbol>;
+  export default symbols;
+}
