@@ -10,7 +10,10 @@ import { Client, type Dispatcher } from 'undici';
 // undici publishes no exports map: its internal symbols are importable, and pinned with it
 import undiciSymbols from 'undici/lib/core/symbols.js';
 
-const { kQueue, kPendingIdx, kResume } = undiciSymbols;
+const { kQueue, kPendingIdx, kResume, kResuming } = undiciSymbols;
+
+/** `client[kResuming]` while undici's resume loop runs (lib/dispatcher/client.js `resume`). */
+const RESUMING = 2;
 
 interface QueuedRequest {
   aborted: boolean;
@@ -26,13 +29,18 @@ export function clientForPool(origin: URL, options: object): Dispatcher {
   const internals = client as unknown as ClientInternals;
   const resume = internals[kResume];
   // another undici than the one pinned (no such internals): it is left as it is
-  if (typeof resume !== 'function' || !Array.isArray(internals[kQueue]) || typeof internals[kPendingIdx] !== 'number') return client;
+  if (typeof resume !== 'function' || typeof kResuming !== 'symbol' || !Array.isArray(internals[kQueue]) || typeof internals[kPendingIdx] !== 'number') return client;
   internals[kResume] = (sync?: boolean) => {
-    const queue = internals[kQueue] as Array<QueuedRequest | null>;
-    const at = internals[kPendingIdx] as number;
-    // the aborted requests at the head of the pending ones: their handlers have heard of the abort
-    // already, and none will be written (undici would drop them after connecting)
-    while (at < queue.length && queue[at]?.aborted === true) queue.splice(at, 1);
+    // undici calls this again from inside its own resume loop (after writing a body), with the
+    // request being written still at the pending index: that loop drops an aborted request itself,
+    // and the resume call returns at once — nothing may move under it (found by a second review)
+    if (internals[kResuming] !== RESUMING) {
+      const queue = internals[kQueue] as Array<QueuedRequest | null>;
+      const at = internals[kPendingIdx] as number;
+      // the aborted requests at the head of the pending ones: their handlers have heard of the
+      // abort already, and none will be written (undici would drop them after connecting)
+      while (at < queue.length && queue[at]?.aborted === true) queue.splice(at, 1);
+    }
     return (resume as (sync?: boolean) => unknown).call(client, sync);
   };
   return client;
