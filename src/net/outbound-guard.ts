@@ -4,6 +4,7 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { bareAddress, blockedReason } from './ip-ranges.js';
 import { redactUrl } from '../util/redact.js';
+import { poolForAgent } from '../util/undici-clients.js';
 
 /**
  * Guard for connections the gateway makes to URLs chosen by clients (MCP `server_url`, pages the
@@ -264,7 +265,8 @@ const fetchFailed = (cause: OutboundBlockedError) => new TypeError('fetch failed
  * It does not resolve up front; call resolveOutbound first for an early, clear refusal.
  */
 export function createGuardedFetch(policy: OutboundPolicy, options: GuardedFetchOptions = {}): typeof fetch {
-  const dispatcher = new Agent({ connect: guardedConnector(policy, options) });
+  // no connection opened again for a fetch aborted mid-body (util/undici-clients.ts)
+  const dispatcher = new Agent({ connect: guardedConnector(policy, options), factory: poolForAgent });
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const raw = inputUrl(input);
     let url: URL;

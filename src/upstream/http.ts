@@ -4,10 +4,10 @@ import { Errors, GatewayError } from '../errors.js';
 import { withFields } from '../util/objects.js';
 import { wireText } from '../util/utf8.js';
 import { abortSignalOf, type Cancellation } from '../util/abort.js';
+import { clientForPool } from '../util/undici-clients.js';
 import type { UpstreamOptions } from './client.js';
 import { MAX_ERROR_BODY_BYTES, UpstreamExchange, type ExchangeStart } from './exchange.js';
 import { UpstreamEventStream, type DecodePayload } from './event-stream.js';
-import { clientForPool } from './pool-client.js';
 
 /**
  * A request body in chunks (`chatRequestBody`) up to this size is joined into one buffer, sent
@@ -36,7 +36,7 @@ export class UpstreamTransport {
       // null = unlimited: every open stream needs its own upstream connection (HTTP/1.1)
       connections: options.connections > 0 ? options.connections : null,
       pipelining: 1,
-      // no connection for a request aborted in flight (pool-client.ts)
+      // no connection for a request aborted in flight (util/undici-clients.ts)
       factory: clientForPool,
       keepAliveTimeout: 30_000,
       connect: { timeout: options.connectTimeoutMs },

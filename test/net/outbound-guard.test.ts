@@ -449,3 +449,41 @@ describe('outboundPolicy', () => {
     expect(() => outboundPolicy({ allowHttp: 'yes' as unknown as boolean })).toThrow(/allowHttp/);
   });
 });
+
+describe('createGuardedFetch: a fetch cut short', () => {
+  let server: http.Server;
+  let connections = 0;
+
+  beforeAll(async () => {
+    // a body that never ends: the reader takes a first chunk and gives up (a size cap, a timeout)
+    server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('x'.repeat(1000));
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('closes its connection and opens no other (undici 7 connects again for an aborted request: src/util/undici-clients.ts)', async () => {
+    const guarded = createGuardedFetch(outboundPolicy({ allowCidrs: ['127.0.0.0/8'], allowHttp: true }), { connectTimeoutMs: 1000 });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    for (let i = 0; i < 3; i++) {
+      const controller = new AbortController();
+      const res = await guarded(url, { signal: controller.signal });
+      const reader = res.body!.getReader();
+      expect((await reader.read()).done).toBe(false);
+      controller.abort();
+      await reader.read().catch(() => undefined);
+    }
+    const open = () => new Promise<number>((resolve, reject) => server.getConnections((err, count) => (err ? reject(err) : resolve(count))));
+    for (let waited = 0; waited < 2_000 && (await open()) > 0; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await open()).toBe(0);
+    expect(connections).toBe(3);
+  });
+});

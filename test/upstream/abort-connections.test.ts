@@ -1,6 +1,6 @@
 // A stream the gateway abandons (its client left, a turn was cancelled) closes its upstream
 // connection and opens no other: undici 7 re-queues an aborted in-flight request and connects again
-// for it (nodejs/undici#5845); the transport's pool clients drop it first (src/upstream/pool-client.ts).
+// for it (nodejs/undici#5845); the transport's pool clients drop it first (src/util/undici-clients.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -3,10 +3,12 @@
 // the client puts the aborted request back among its pending ones and opens a new connection for
 // it before it notices the request is aborted (nodejs/undici#5845; undici 8.14 checks first, but
 // needs Node 22). Every stream a client abandons — a user pressing stop, an agent interrupting a
-// turn — would cost a connection to the model server that nothing uses, and 1,000 streams
-// dropped at once 1,000 connects in the middle of the burst (bench/README.md, stop 34). The pool's
-// clients here drop such requests before they resume, as undici 8 does.
-import { Client, type Dispatcher } from 'undici';
+// turn — would cost a connection to the model server that nothing uses, 1,000 streams dropped at
+// once 1,000 connects in the middle of the burst (bench/README.md, stop 34), and every page or
+// image fetch cut short (a size cap, a timeout) a connection to a third party's server. The
+// gateway's undici dispatchers make their clients here, and these drop such requests before they
+// resume, as undici 8 does.
+import { Client, Pool, type Dispatcher } from 'undici';
 // undici publishes no exports map: its internal symbols are importable, and pinned with it
 import undiciSymbols from 'undici/lib/core/symbols.js';
 
@@ -44,4 +46,9 @@ export function clientForPool(origin: URL, options: object): Dispatcher {
     return (resume as (sync?: boolean) => unknown).call(client, sync);
   };
   return client;
+}
+
+/** An `Agent` factory: a pool per origin whose clients are `clientForPool`'s. */
+export function poolForAgent(origin: URL | string, options: object): Dispatcher {
+  return new Pool(origin, { ...options, factory: clientForPool });
 }

@@ -1,4 +1,4 @@
-// clientForPool (src/upstream/pool-client.ts) drops an aborted request before undici resumes,
+// clientForPool (src/util/undici-clients.ts) drops an aborted request before undici resumes,
 // but never while undici's own resume loop runs: undici calls kResume again from inside it (after
 // writing a body) with the request being written still at the pending index. A request aborted
 // there (a handler whose onRequestSent throws: undici's Request aborts it) must be left to that
@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, Dispatcher } from 'undici';
 import undiciSymbols from 'undici/lib/core/symbols.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientForPool } from '../../src/upstream/pool-client.js';
+import { clientForPool } from '../../src/util/undici-clients.js';
 
 const { kQueue, kPendingIdx } = undiciSymbols;
 
