@@ -13,7 +13,9 @@
 // round), BENCH_PIPELINE_ROUNDS (10), BENCH_PIPELINE_CONCURRENCY (8), BENCH_PIPELINE_STREAM (1 = streaming),
 // BENCH_PIPELINE_STORE (1 = `store: true`: the SQLite writes of each turn, in the data folder of each build),
 // BENCH_PIPELINE_BODY (a JSON file sent as the request body instead, e.g. a Codex request from
-// test/fixtures/codex/; its own `stream` and `store` are kept).
+// test/fixtures/codex/; its own `stream` and `store` are kept), BENCH_PIPELINE_COUNT (1 = no timing: the promises
+// created and the bytes allocated per request, garbage included, of each build; BENCH_PIPELINE_TOP = 30 lists the
+// allocating sites too — bench/lib/per-request.mjs).
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { startSimulator } from '../dist/simulate/server.js';
+import { bytesPerRequest, promisesPerRequest } from './lib/per-request.mjs';
 import { median } from './lib/stats.mjs';
 
 const folders = (process.argv.length > 2 ? process.argv.slice(2) : [new URL('..', import.meta.url).pathname]).map((f) => resolve(f));
@@ -30,6 +33,7 @@ const CONCURRENCY = Number(process.env.BENCH_PIPELINE_CONCURRENCY ?? 8);
 const STREAM = process.env.BENCH_PIPELINE_STREAM === '1';
 const STORE = process.env.BENCH_PIPELINE_STORE === '1';
 const BODY_FILE = process.env.BENCH_PIPELINE_BODY;
+const COUNT = process.env.BENCH_PIPELINE_COUNT === '1';
 const body = BODY_FILE ? readFileSync(BODY_FILE) : Buffer.from(JSON.stringify({ model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE }));
 
 /** The request side dispatch reads: headers, then the body as one `data` chunk and `end`. */
@@ -143,10 +147,29 @@ try {
     if (first.statusCode !== 200 || !recorded) throw new Error(`${folder}: the first request answered ${first.statusCode}: ${first.chunks.join('').slice(0, 300)}`);
     sides.push({ folder, gateway, one, cpu: [] });
   }
-  const batch = async (one, n) => {
-    for (let i = 0; i < n; i += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n - i) }, one));
-  };
   for (const side of sides) await batch(side.one, 5_000);
+  if (COUNT) {
+    // promises and allocated bytes per request instead of CPU time (bench/lib/per-request.mjs)
+    for (const [i, side] of sides.entries()) {
+      const promises = await promisesPerRequest(side.one, 500);
+      const { bytes, sites } = await bytesPerRequest((n) => batch(side.one, n), Math.min(N, 5_000), { top: Number(process.env.BENCH_PIPELINE_TOP ?? 0) });
+      console.log(`${'ABCDEFGH'[i] ?? i} ${side.folder}: ${promises.toFixed(1)} promises, ${(bytes / 1024).toFixed(1)} KiB allocated per request`);
+      for (const { site, bytes: siteBytes } of sites) console.log(`    ${siteBytes.toFixed(0).padStart(6)} B  ${site}`);
+    }
+  } else await measureRounds();
+} finally {
+  for (const side of sides) await side.gateway.close();
+  await sim.close();
+  rmSync(tmpRoot, { recursive: true, force: true });
+}
+
+/** `n` requests through `one`, CONCURRENCY at a time. */
+async function batch(one, n) {
+  for (let i = 0; i < n; i += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n - i) }, one));
+}
+
+/** CPU per request of each build, in rounds that alternate between them; B/A ratios per round. */
+async function measureRounds() {
   console.log(`${ROUNDS} rounds of ${N} ${BODY_FILE ? `${BODY_FILE} (${body.length} bytes)` : `${STREAM ? 'streaming' : 'blocking'}${STORE ? ', store: true' : ''}`} requests, ${CONCURRENCY} at a time, node ${process.version}`);
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
@@ -163,8 +186,4 @@ try {
     const ratios = sides[i].cpu.map((v, r) => v / sides[0].cpu[r]);
     console.log(`${'ABCDEFGH'[i]}/A per round: ${ratios.map((v) => v.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(3)}`);
   }
-} finally {
-  for (const side of sides) await side.gateway.close();
-  await sim.close();
-  rmSync(tmpRoot, { recursive: true, force: true });
 }

@@ -22,9 +22,15 @@ import type { Cancellation } from '../util/abort.js';
  * but refuses this one (a 4xx: e.g. a backend that cannot read some Lark feature) gets the usual
  * request instead, and the input is checked as without constrained decoding.
  */
-export async function openRound(upstream: UpstreamClient, request: ModelRequest, registry: ToolRegistry | undefined, signal: Cancellation, log: Logger): Promise<RawEventStream> {
+export function openRound(upstream: UpstreamClient, request: ModelRequest, registry: ToolRegistry | undefined, signal: Cancellation, log: Logger): Promise<RawEventStream> {
   const entry = registry ? forcedGrammarTool(request.toolChoice, registry) : undefined;
-  if (!entry || !upstream.grammarSupport || !(await upstream.grammarSupport(request.model, signal))) return upstream.open(request, signal);
+  // the usual round goes straight to the upstream (no async layer of its own on the way)
+  if (!entry || !upstream.grammarSupport) return upstream.open(request, signal);
+  return openConstrained(upstream, request, entry, signal, log);
+}
+
+async function openConstrained(upstream: UpstreamClient, request: ModelRequest, entry: RegistryEntry, signal: Cancellation, log: Logger): Promise<RawEventStream> {
+  if (!(await upstream.grammarSupport?.(request.model, signal))) return upstream.open(request, signal);
   try {
     return streamOf(replyAsCall(await upstream.open(constrainedRequest(request, entry), signal), entry));
   } catch (err) {

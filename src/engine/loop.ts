@@ -55,12 +55,12 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
       if (itemId) run.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output, round });
     });
   };
-  /** Once the response has started: the discovered lists, then the calls the client approved. */
-  const startTools = async () => {
+  /** Once the response has started: the discovered lists, then the calls the client approved (the only wait). */
+  const startTools = (): Promise<void> | undefined => {
     startedTools = true;
     for (const item of turn.preludeItems) emitPrelude(acc, item);
     // an approval is used up only now that its call starts, not when the turn was prepared
-    if (turn.approvedCalls.length > 0) await runCalls(await useApprovals(turn.approvedCalls, ctx.store, turn.tenant));
+    return turn.approvedCalls.length > 0 ? useApprovals(turn.approvedCalls, ctx.store, turn.tenant).then(runCalls) : undefined;
   };
   /**
    * A round's gateway calls: those that need the client's approval are asked for (and end the
@@ -110,8 +110,11 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
     // a refusal here reaches run(): an HTTP error if nothing was emitted yet, else response.failed
     const stream = await openRound(ctx.upstream, request, round === 0 ? turn.registry : undefined, signal, ctx.log);
     try {
-      if (!acc.started) await begin(ctx, acc, run);
-      if (!startedTools) await startTools();
+      // each a promise only when it has something to wait for (a stored turn, approved calls)
+      const saving = acc.started ? undefined : begin(ctx, acc, run);
+      if (saving) await saving;
+      const starting = startedTools ? undefined : startTools();
+      if (starting) await starting;
     } catch (err) {
       stream.close();
       throw err;
@@ -168,8 +171,11 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
   }
 }
 
-/** Starts the public lifecycle; stored responses can be retrieved while they run (in_progress). */
-async function begin(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun): Promise<void> {
+/**
+ * Starts the public lifecycle; stored responses can be retrieved while they run (in_progress): a
+ * promise only for a stored turn (its running state is written).
+ */
+function begin(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun): Promise<void> | undefined {
   const { turn } = run;
   const running = acc.start();
   const auto = turn.autoCompaction;
@@ -179,7 +185,7 @@ async function begin(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun)
     acc.addUsage(auto.usage.input_tokens, auto.usage.output_tokens, auto.usage.input_tokens_details.cached_tokens, auto.usage.output_tokens_details.reasoning_tokens);
   }
   // the running response as the events carried it, unless an item has been added since
-  if (turn.request.store) await saveRunning(ctx, acc.response, run, auto || running === null ? undefined : running);
+  return turn.request.store ? saveRunning(ctx, acc.response, run, auto || running === null ? undefined : running) : undefined;
 }
 
 /** The approval requests just emitted (the last `count` output items) are bound and remembered. */

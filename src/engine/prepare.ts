@@ -134,17 +134,20 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const toolsFollowRegistry = choice.restricted !== true;
   // the model server is never handed a URL to fetch unless the operator chose so — not for a
   // turn, a compaction or a token count (whose request the upstream may also resolve)
-  await ctx.options.images?.prepare(conversation, signal, imagesFrom);
+  const inlining = ctx.options.images?.prepare(conversation, signal, imagesFrom);
+  if (inlining) await inlining;
   const contextManagement = dryRun ? null : parseContextManagement((body as { context_management?: unknown }).context_management);
   const autoCompaction = contextManagement
     ? await maybeCompact(ctx.upstream, { request, conversation, tools: choice.functions, base }, { threshold: contextManagement.compactThreshold, publicItems: effective, signal, log: ctx.log })
     : undefined;
   // approvals are checked here and used up when the turn runs (useApprovals)
   const approvedCalls: ApprovedCall[] = [];
-  if (!dryRun) {
+  // a gate resolves answers: without one in the input there is nothing to check (nor a promise to wait for)
+  const answered = dryRun ? [] : APPROVAL_GATES.filter((gate) => inputItems.some((item) => item.type === gate.answerItemType));
+  if (answered.length > 0) {
     const offered = registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), toolsFollowRegistry && choice.toolChoice !== 'none');
     const check = (id: string, digest: string) => ctx.store.checkApproval(id, digest, tenant);
-    for (const gate of APPROVAL_GATES) approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
+    for (const gate of answered) approvedCalls.push(...(await gate.resolve(history, inputItems, registry, check, offered)));
   }
   return {
     tenant,

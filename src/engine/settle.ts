@@ -32,24 +32,40 @@ export async function fail(ctx: EngineContext, acc: ResponseAccumulator, run: Tu
  * Ends the turn: the terminal state, the conversation's new items (only for a turn that did not
  * fail) and, for a background run, the rest of its event log are written in one transaction —
  * all of it, or none and the client hears a retryable failure — before the client hears of it.
+ * A turn with nothing to write or release ends at once (no promise).
  */
-export async function finish(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, state: TerminalState): Promise<ResponseObject> {
-  const { turn } = run;
-  let response = acc.settle(state, Math.floor(Date.now() / 1000));
-  const lost = run.controller.reason instanceof OwnershipLost;
+export function finish(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, state: TerminalState): ResponseObject | Promise<ResponseObject> {
+  const response = acc.settle(state, Math.floor(Date.now() / 1000));
   // a run another process took over writes nothing: the store already holds what that process settled
-  if (lost) run.outcome.failure = settleFailure('not_owner', turn);
-  else {
-    const outcome = await settle(ctx, acc, run, response, state.status !== 'failed' && state.status !== 'cancelled');
-    if (outcome !== 'ok') {
-      const failure = settleFailure(outcome, turn);
-      run.outcome.failure = failure;
-      response = acc.settle({ status: 'failed', error: { code: 'server_error', message: failure.message } }, Math.floor(Date.now() / 1000));
-      // the failed state without the conversation (best effort: the sweep settles it otherwise)
-      if (outcome !== 'not_owner') await settle(ctx, acc, run, response, false).catch(() => undefined);
-    }
+  if (run.controller.reason instanceof OwnershipLost) {
+    run.outcome.failure = settleFailure('not_owner', run.turn);
+    return ended(ctx, acc, run, response);
   }
-  await release(ctx, turn);
+  const settling = settle(ctx, acc, run, response, state.status !== 'failed' && state.status !== 'cancelled');
+  return settling === 'ok' ? ended(ctx, acc, run, response) : finishSettling(ctx, acc, run, response, settling);
+}
+
+/** `finish` once its settlement is on its way: a failed one settles the turn as failed instead. */
+async function finishSettling(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject, settling: SettleResult | Promise<SettleResult>): Promise<ResponseObject> {
+  const outcome = await settling;
+  if (outcome !== 'ok') {
+    const failure = settleFailure(outcome, run.turn);
+    run.outcome.failure = failure;
+    response = acc.settle({ status: 'failed', error: { code: 'server_error', message: failure.message } }, Math.floor(Date.now() / 1000));
+    // the failed state without the conversation (best effort: the sweep settles it otherwise)
+    if (outcome !== 'not_owner') await Promise.resolve(settle(ctx, acc, run, response, false)).catch(() => undefined);
+  }
+  return ended(ctx, acc, run, response);
+}
+
+/** The settled turn: its lease released, then its hooks and metrics told and its terminal event announced. */
+function ended(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject): ResponseObject | Promise<ResponseObject> {
+  const released = release(ctx, run.turn);
+  return released ? released.then(() => announce(ctx, acc, run, response)) : announce(ctx, acc, run, response);
+}
+
+function announce(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject): ResponseObject {
+  const { turn } = run;
   run.hooks.onSettled?.({ response, inputItems: turn.inputItems, callRecords: run.callRecords, owner: turn.tenant });
   ctx.options.observer?.settled(response, run.roundsRun);
   acc.announceTerminal();
@@ -61,13 +77,25 @@ export async function finish(ctx: EngineContext, acc: ResponseAccumulator, run: 
 /**
  * Gives up what a prepared turn holds (its conversation lease): when its run ends, or for a turn
  * that will not run. Idempotent: a lease already released (by a settlement) is not released again.
+ * Undefined when the turn holds nothing (most turns: nothing to wait for).
  */
-export async function release(ctx: EngineContext, turn: PreparedTurn): Promise<void> {
-  if (turn.conversationLease !== undefined) await ctx.ownership.releaseLease(turn.request.conversationId!, turn.conversationLease);
+export function release(ctx: EngineContext, turn: PreparedTurn): Promise<void> | undefined {
+  return turn.conversationLease !== undefined ? ctx.ownership.releaseLease(turn.request.conversationId!, turn.conversationLease) : undefined;
 }
 
-/** Writes a turn's settlement; a store failure is logged and reported as `unavailable`. */
-async function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject, grow: boolean): Promise<SettleOutcome | 'unavailable' | 'unstorable'> {
+type SettleResult = SettleOutcome | 'unavailable' | 'unstorable';
+
+/**
+ * Writes a turn's settlement; a store failure is logged and reported as `unavailable`. A turn
+ * neither stored nor in a conversation has nothing to write: `ok` at once, without a promise.
+ */
+function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject, grow: boolean): SettleResult | Promise<SettleResult> {
+  const { request } = run.turn;
+  if (!request.store && !(grow && request.conversationId !== null)) return 'ok';
+  return writeSettlement(ctx, acc, run, response, grow);
+}
+
+async function writeSettlement(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject, grow: boolean): Promise<SettleResult> {
   const { turn, hooks } = run;
   const settlement: Settlement = {};
   const conversationId = turn.request.conversationId;
@@ -84,7 +112,6 @@ async function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun
   }
   // kept wherever the turn's items are kept (stored response, conversation), never elsewhere
   if (run.callRecords.length > 0 && (settlement.record || settlement.conversation)) settlement.callRecords = { responseId: response.id, records: run.callRecords, owner: turn.tenant };
-  if (settlement.record === undefined && settlement.conversation === undefined) return 'ok';
   try {
     // the same text as the terminal event and a blocking body (a response it cannot be made of is unstorable, below)
     if (settlement.record) settlement.record.responseJson = acc.settledResponseJson();

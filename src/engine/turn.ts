@@ -30,7 +30,7 @@ export class Engine {
     this.ctx = { upstream, store, declare, options, log, ownership: this.ownership };
   }
 
-  async prepare(body: unknown, signal: Cancellation = new TurnAbort(), options: PrepareOptions = {}): Promise<PreparedTurn> {
+  prepare(body: unknown, signal: Cancellation = new TurnAbort(), options: PrepareOptions = {}): Promise<PreparedTurn> {
     return prepareTurn(this.ctx, body, signal, options);
   }
 
@@ -68,7 +68,8 @@ export class Engine {
       callerSignal.removeEventListener('abort', forward);
       // whatever ended the turn, it holds nothing any more
       this.ownership.untrack(response.id, controller);
-      await release(this.ctx, turn);
+      const released = release(this.ctx, turn);
+      if (released) await released;
     }
   }
 

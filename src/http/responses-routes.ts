@@ -4,7 +4,7 @@ import type { BackgroundRunner } from '../engine/background.js';
 import type { Engine, RunOutcome } from '../engine/turn.js';
 import type { ResponseStore } from '../store/store.js';
 import type { InflightTurns } from './inflight.js';
-import { readJsonBody, sendError, sendJson, sendJsonText } from './json.js';
+import { jsonBody, readRawBody, sendError, sendJson, sendJsonText } from './json.js';
 import { parseListQuery } from './list-query.js';
 import { SseWriter } from './sse-writer.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
@@ -26,7 +26,7 @@ export interface ResponsesRouteDeps {
 
 /** `POST /v1/responses`: validation errors are HTTP errors; once streaming, errors are events. */
 export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest, res: HttpResponse): Promise<void> {
-  const body = await readJsonBody(req, deps.maxBodyBytes);
+  const body = jsonBody(req, await readRawBody(req, deps.maxBodyBytes));
   const input = (body as { input?: unknown } | null)?.input;
   if (deps.compactOnTrigger && Array.isArray(input) && (input.at(-1) as { type?: unknown } | null)?.type === 'compaction_trigger') {
     return deps.compactOnTrigger(body as Record<string, unknown>, req, res);

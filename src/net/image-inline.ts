@@ -33,18 +33,22 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * a copy (model items of stored history are shared and frozen, never changed in place).
  */
 export interface ImageUrlHandler {
-  /** `from`: the items before it are known to hold no image fetched over the network. */
-  prepare(items: ModelItem[], signal: Cancellation, from?: number): Promise<void>;
+  /**
+   * `from`: the items before it are known to hold no image fetched over the network. Undefined
+   * when there is nothing to fetch (every turn without an image URL: no promise, no microtask turn).
+   */
+  prepare(items: ModelItem[], signal: Cancellation, from?: number): Promise<void> | undefined;
 }
 
 export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler {
-  if (options.mode === 'forward') return { prepare: async () => undefined };
+  if (options.mode === 'forward') return { prepare: () => undefined };
   if (options.mode === 'reject') {
     return {
-      async prepare(items, _signal, from = 0) {
+      prepare(items, _signal, from = 0) {
         if (remoteImageParts(items, from).length > 0) {
           throw invalidRequest('Image URLs are not accepted by this gateway (limits.imageUrls is reject); send the image as a data URL instead.', 'input', 'image_url_not_allowed');
         }
+        return undefined;
       },
     };
   }
@@ -100,21 +104,25 @@ export function createImageUrlHandler(options: ImageUrlOptions): ImageUrlHandler
     }
   }
 
+  /** Replaces the image parts `parts` point at with data URLs of the fetched images. */
+  async function inline(items: ModelItem[], parts: ReadonlyArray<{ index: number; part: ImagePart }>, signal: Cancellation): Promise<void> {
+    const urls = [...new Set(parts.map((part) => part.part.url))];
+    const inlined = new Map<string, string>();
+    for (let i = 0; i < urls.length; i += CONCURRENCY) {
+      const batch = urls.slice(i, i + CONCURRENCY);
+      const data = await Promise.all(batch.map((url) => fetchImage(url, signal)));
+      batch.forEach((url, j) => inlined.set(url, data[j]));
+    }
+    for (const index of new Set(parts.map((part) => part.index))) {
+      const message = items[index] as Extract<ModelItem, { type: 'message' }>;
+      items[index] = { ...message, content: message.content.map((part) => (part.type === 'image' && inlined.has(part.url) ? { ...part, url: inlined.get(part.url)! } : part)) };
+    }
+  }
+
   return {
-    async prepare(items, signal, from = 0) {
+    prepare(items, signal, from = 0) {
       const parts = remoteImageParts(items, from);
-      if (parts.length === 0) return;
-      const urls = [...new Set(parts.map((part) => part.part.url))];
-      const inlined = new Map<string, string>();
-      for (let i = 0; i < urls.length; i += CONCURRENCY) {
-        const batch = urls.slice(i, i + CONCURRENCY);
-        const data = await Promise.all(batch.map((url) => fetchImage(url, signal)));
-        batch.forEach((url, j) => inlined.set(url, data[j]));
-      }
-      for (const index of new Set(parts.map((part) => part.index))) {
-        const message = items[index] as Extract<ModelItem, { type: 'message' }>;
-        items[index] = { ...message, content: message.content.map((part) => (part.type === 'image' && inlined.has(part.url) ? { ...part, url: inlined.get(part.url)! } : part)) };
-      }
+      return parts.length === 0 ? undefined : inline(items, parts, signal);
     },
   };
 }
