@@ -65,7 +65,7 @@ export class ResponseAccumulator {
       this.sequence++;
       return;
     }
-    this.emitJson(type, JSON.stringify(payload));
+    this.emitFields(type, JSON.stringify(payload).slice(1, -1));
   }
 
   /**
@@ -80,16 +80,17 @@ export class ResponseAccumulator {
   }
 
   /**
-   * `emit` of a payload already serialised: `payloadJson` is exactly `JSON.stringify` of the payload
-   * object (`{…}`), made only while `streaming` (without a sink the event is only counted, and any
-   * text will do). For the events of an item's life whose JSON is mostly fixed text.
+   * `emit` of a payload already serialised, given as its members without the braces
+   * (`"a":1,"b":[…]`; '' for none) — exactly `JSON.stringify(payload)` between them — and made only
+   * while `streaming` (without a sink the event is only counted, and any text will do). For the
+   * events of an item's life whose JSON is mostly fixed text: the members go behind the type and
+   * sequence number as they are (a payload cut out of a joined text would be copied whole first:
+   * the echoed tool list of a coding agent's `response.created`, twice).
    */
-  emitJson(type: string, payloadJson: string): void {
+  emitFields(type: string, fields: string): void {
     const sequence = this.sequence++;
     if (this.sink === null) return;
-    // type and sequence number go in front of the payload's own fields
-    const rest = payloadJson.length > 2 ? `,${payloadJson.slice(1)}` : '}';
-    this.sink(type, `{"type":"${type}","sequence_number":${sequence}${rest}`);
+    this.sink(type, fields === '' ? `{"type":"${type}","sequence_number":${sequence}}` : `{"type":"${type}","sequence_number":${sequence},${fields}}`);
   }
 
   /**
@@ -105,19 +106,19 @@ export class ResponseAccumulator {
       return null;
     }
     if (queued) {
-      const payload = `{"response":${responseJson(this.response)}}`;
-      this.emitJson('response.created', payload);
-      this.emitJson('response.queued', payload);
+      const fields = `"response":${responseJson(this.response)}`;
+      this.emitFields('response.created', fields);
+      this.emitFields('response.queued', fields);
       this.response.status = 'in_progress';
       const running = responseJson(this.response);
-      this.emitJson('response.in_progress', `{"response":${running}}`);
+      this.emitFields('response.in_progress', `"response":${running}`);
       return running;
     }
     // created and in_progress carry the same snapshot: serialize it once
     const running = responseJson(this.response);
-    const payload = `{"response":${running}}`;
-    this.emitJson('response.created', payload);
-    this.emitJson('response.in_progress', payload);
+    const fields = `"response":${running}`;
+    this.emitFields('response.created', fields);
+    this.emitFields('response.in_progress', fields);
     return running;
   }
 
@@ -138,7 +139,7 @@ export class ResponseAccumulator {
     const outputIndex = this.response.output.length;
     this.response.output.push(item);
     if (itemJson === undefined) this.emit('response.output_item.added', { output_index: outputIndex, item });
-    else this.emitJson('response.output_item.added', `{"output_index":${outputIndex},"item":${itemJson}}`);
+    else this.emitFields('response.output_item.added', `"output_index":${outputIndex},"item":${itemJson}`);
     return outputIndex;
   }
 
@@ -146,7 +147,7 @@ export class ResponseAccumulator {
   doneItem(outputIndex: number, item: Item, itemJson?: string): void {
     this.response.output[outputIndex] = item;
     if (itemJson === undefined) this.emit('response.output_item.done', { output_index: outputIndex, item });
-    else this.emitJson('response.output_item.done', `{"output_index":${outputIndex},"item":${itemJson}}`);
+    else this.emitFields('response.output_item.done', `"output_index":${outputIndex},"item":${itemJson}`);
   }
 
   /**
@@ -185,7 +186,7 @@ export class ResponseAccumulator {
       this.sequence++;
       return;
     }
-    this.emitJson(this.terminalType(), `{"response":${this.settledResponseJson()}}`);
+    this.emitFields(this.terminalType(), `"response":${this.settledResponseJson()}`);
   }
 
   /**

@@ -116,7 +116,7 @@ export class MessageStream {
     const contentIndex = this.item.content.length - 1;
     this.partHead = deltaHead(this.item.id, this.outputIndex, contentIndex);
     const announced = part.type === 'output_text' ? EMPTY_TEXT_PART_JSON : EMPTY_REFUSAL_PART_JSON;
-    this.acc.emitJson('response.content_part.added', this.acc.streaming ? `{${this.partFields(contentIndex)},"part":${announced}}` : '');
+    this.acc.emitFields('response.content_part.added', this.acc.streaming ? `${this.partFields(contentIndex)},"part":${announced}` : '');
   }
 
   private closePart(): void {
@@ -127,21 +127,21 @@ export class MessageStream {
     if (part.type === 'output_text' && this.citations && this.citations.citedFiles.size > 0) this.annotateFiles(part, contentIndex);
     const doneType = part.type === 'output_text' ? 'response.output_text.done' : 'response.refusal.done';
     if (!this.acc.streaming) {
-      this.acc.emitJson(doneType, '');
-      this.acc.emitJson('response.content_part.done', '');
+      this.acc.emitFields(doneType, '');
+      this.acc.emitFields('response.content_part.done', '');
     } else {
       const fields = this.partFields(contentIndex);
       let json: string;
       if (part.type === 'output_text') {
         const text = jsonString(part.text);
-        this.acc.emitJson(doneType, `{${fields},"text":${text},"logprobs":[]}`);
+        this.acc.emitFields(doneType, `${fields},"text":${text},"logprobs":[]`);
         json = `{"type":"output_text","text":${text},"annotations":${jsonArray(part.annotations)}${part.logprobs === undefined ? '' : `,"logprobs":${jsonArray(part.logprobs)}`}}`;
       } else {
         const refusal = jsonString(part.refusal);
-        this.acc.emitJson(doneType, `{${fields},"refusal":${refusal}}`);
+        this.acc.emitFields(doneType, `${fields},"refusal":${refusal}`);
         json = `{"type":"refusal","refusal":${refusal}}`;
       }
-      this.acc.emitJson('response.content_part.done', `{${fields},"part":${json}}`);
+      this.acc.emitFields('response.content_part.done', `${fields},"part":${json}`);
       this.partsJson.push(json);
     }
     this.part = null;

@@ -37,14 +37,17 @@ const NOTHING_RUN = { calls: [], approvalsRequested: 0, capped: false } as const
 export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAccumulator, signal: Cancellation, drained: (() => Promise<void> | undefined) | undefined): Promise<ResponseObject> {
   const { turn } = run;
   const citations = new CitationBook();
-  const emitter = itemEmitter(acc, citations);
+  // made for the first gateway call or approval request (most turns have none)
+  let emitter: ItemEmitter | undefined;
+  const emitterOf = () => (emitter ??= itemEmitter(acc, citations));
   let gatewayCallsMade = 0;
   let startedTools = false;
   // one scheduler for the whole turn: same-name serialization holds across rounds
-  const scheduler = new TurnScheduler({ maxConcurrent: ctx.options.maxConcurrentGatewayCalls });
+  let scheduler: TurnScheduler | undefined;
   /** Runs gateway calls; their results join the conversation (and the run's call records) for the next round. */
   const runCalls = async (calls: readonly PendingGatewayCall[]) => {
-    const outcomes = await scheduler.run(calls, emitter, signal);
+    scheduler ??= new TurnScheduler({ maxConcurrent: ctx.options.maxConcurrentGatewayCalls });
+    const outcomes = await scheduler.run(calls, emitterOf(), signal);
     gatewayCallsMade += calls.length;
     // the calls of one round were one assistant turn for the model: replayed together later
     const round = calls[0]?.call.callId;
@@ -75,7 +78,7 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
       if (args === undefined) return true;
       const invocation = { call: pending.call, entry: pending.entry, args };
       if (!execution.requiresApproval(invocation)) return true;
-      execution.requestApproval?.(invocation, emitter);
+      execution.requestApproval?.(invocation, emitterOf());
       approvalsRequested++;
       return false;
     });
