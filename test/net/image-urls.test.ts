@@ -6,6 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSimulator, type Simulator } from '../../src/simulate/server.js';
+import { createImageUrlHandler } from '../../src/net/image-inline.js';
+import type { ModelItem } from '../../src/protocol/model.js';
+import { TurnAbort } from '../../src/util/abort.js';
 
 type Json = Record<string, any>;
 
@@ -229,5 +232,31 @@ describe('limits.imageUrls applies to compaction and token counts too', () => {
     } finally {
       await base.close();
     }
+  });
+});
+
+describe('the image handler answers at once when there is nothing to fetch', () => {
+  const text: ModelItem = { type: 'message', role: 'user', content: [{ type: 'text', text: 'hi' }] };
+  const dataImage: ModelItem = { type: 'message', role: 'user', content: [{ type: 'image', url: `data:image/png;base64,${PNG.toString('base64')}` }] };
+  // made in the test: the image server's address is known only after beforeAll
+  const urlImage = (): ModelItem => ({ type: 'message', role: 'user', content: [{ type: 'image', url: `${imageBase}/cat.png` }] });
+  const handler = (mode: 'inline' | 'forward' | 'reject') => createImageUrlHandler({ mode, maxBytes: 1 << 20, outbound: LOOPBACK_ALLOWED });
+
+  it('no promise (no turn of the microtask queue) for a turn without an image URL, in every mode', () => {
+    for (const mode of ['inline', 'forward', 'reject'] as const) {
+      expect(handler(mode).prepare([text, dataImage], new TurnAbort()), mode).toBeUndefined();
+    }
+    // the items before `from` are known to hold none
+    expect(handler('inline').prepare([urlImage(), text], new TurnAbort(), 1)).toBeUndefined();
+  });
+
+  it('a promise that inlines the image when there is one; reject refuses at once', async () => {
+    const items = [text, urlImage()];
+    const pending = handler('inline').prepare(items, new TurnAbort());
+    expect(pending).toBeInstanceOf(Promise);
+    await pending;
+    expect((items[1] as Extract<ModelItem, { type: 'message' }>).content[0]).toMatchObject({ type: 'image', url: `data:image/png;base64,${PNG.toString('base64')}` });
+    expect(() => handler('reject').prepare([urlImage()], new TurnAbort())).toThrow(/not accepted/);
+    expect(handler('forward').prepare([urlImage()], new TurnAbort())).toBeUndefined();
   });
 });
