@@ -64,6 +64,7 @@ function ended(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, respo
   return released ? released.then(() => announce(ctx, acc, run, response)) : announce(ctx, acc, run, response);
 }
 
+/** The end made known: the run's hooks, the metrics, then the terminal event (its JSON kept for a blocking body). */
 function announce(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject): ResponseObject {
   const { turn } = run;
   run.hooks.onSettled?.({ response, inputItems: turn.inputItems, callRecords: run.callRecords, owner: turn.tenant });
