@@ -37,14 +37,12 @@ export async function measure({ url, body, connections, seconds, warmupSeconds, 
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   const hookAfter = after ? await after() : undefined;
   const s = sorted(latencies);
-  let sum = 0;
-  for (const v of s) sum += v;
   return {
     connections,
     seconds: elapsed,
     requests: ok,
     rps: ok / elapsed,
-    latencyMs: { p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), mean: s.length ? sum / s.length : NaN, max: s.length ? s[s.length - 1] : NaN },
+    latencyMs: latencySummary(s),
     non2xx: other,
     errors: result.errors,
     timeouts: result.timeouts,
@@ -78,19 +76,24 @@ function merged(connections, parts) {
   for (const p of parts) {
     for (const [key, after] of Object.entries(p.after ?? {})) deltas[key] = (deltas[key] ?? 0) + after - p.before[key];
   }
-  let sum = 0;
-  for (const v of latencies) sum += v;
   const total = (key) => parts.reduce((n, p) => n + (p[key] ?? 0), 0);
   return {
     connections,
     seconds,
     requests,
     rps: requests / seconds,
-    latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), mean: latencies.length ? sum / latencies.length : NaN, max: latencies.length ? latencies[latencies.length - 1] : NaN },
+    latencyMs: latencySummary(latencies),
     non2xx: total('non2xx'),
     errors: total('errors'),
     timeouts: total('timeouts'),
     slices: parts.length,
     deltas,
   };
+}
+
+/** p50, p90, p99, mean and max of latencies sorted ascending (ms). */
+function latencySummary(s) {
+  let sum = 0;
+  for (const v of s) sum += v;
+  return { p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), mean: s.length ? sum / s.length : NaN, max: s.length ? s[s.length - 1] : NaN };
 }
