@@ -10,7 +10,8 @@
 //
 // Knobs: BENCH_SPLIT_SECONDS (6, measured seconds per side), BENCH_SPLIT_STREAM (1 = streaming),
 // BENCH_SPLIT_CONNECTIONS (64; 1 = one request at a time, where every request pays the event loop's
-// wake-ups and finds its caches cold).
+// wake-ups and finds its caches cold), BENCH_SPLIT_TOP (0; N = also list each side's N costliest
+// symbols in µs per request).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import { freePort, installCleanupHooks, startBareProxyChild, startGatewayChild, 
 const SECONDS = Number(process.env.BENCH_SPLIT_SECONDS ?? 6);
 const STREAM = process.env.BENCH_SPLIT_STREAM === '1';
 const CONNECTIONS = Number(process.env.BENCH_SPLIT_CONNECTIONS ?? 64);
+const TOP = Number(process.env.BENCH_SPLIT_TOP ?? 0);
 const FREQUENCY = 4000;
 const PERF_FLAG = '--perf-basic-prof-only-functions';
 
@@ -57,13 +59,16 @@ function split(dataFile, requests) {
   // cpu-clock counts nanoseconds of CPU
   const totalUs = Number(/# Event count \(approx\.\): (\d+)/.exec(report)?.[1] ?? 0) / 1000;
   const byCategory = new Map(CATEGORIES.map(([name]) => [name, 0]));
+  const symbols = [];
   for (const line of report.split('\n')) {
     const match = /^\s+([\d.]+)%/.exec(line);
     if (!match) continue;
     const [name] = CATEGORIES.find(([, test]) => test(line));
-    byCategory.set(name, byCategory.get(name) + (Number(match[1]) / 100) * (totalUs / requests));
+    const us = (Number(match[1]) / 100) * (totalUs / requests);
+    byCategory.set(name, byCategory.get(name) + us);
+    if (symbols.length < TOP) symbols.push([us, line.slice(match[0].length).trim().replace(/\s+/g, ' ')]);
   }
-  return { total: totalUs / requests, byCategory };
+  return { total: totalUs / requests, byCategory, symbols };
 }
 
 installCleanupHooks();
@@ -96,6 +101,10 @@ try {
   const rows = CATEGORIES.map(([name]) => [name, gw.split.byCategory.get(name), px.split.byCategory.get(name)]).sort((a, b) => b[1] - b[2] - (a[1] - a[2]));
   for (const [name, g, p] of rows) console.log(`${name.padEnd(28)} ${g.toFixed(1).padStart(9)} ${p.toFixed(1).padStart(11)} ${(g - p).toFixed(1).padStart(8)}`);
   console.log(`${'total (µs per request)'.padEnd(28)} ${gw.split.total.toFixed(1).padStart(9)} ${px.split.total.toFixed(1).padStart(11)} ${(gw.split.total - px.split.total).toFixed(1).padStart(8)}`);
+  for (const side of TOP > 0 ? sides : []) {
+    console.log(`\n${side.name}: the ${TOP} costliest symbols, µs per request`);
+    for (const [us, symbol] of side.split.symbols) console.log(`${us.toFixed(2).padStart(7)}  ${symbol.slice(0, 150)}`);
+  }
   console.log(`requests/s while sampled: gateway ${gw.rps.toFixed(0)}, bare proxy ${px.rps.toFixed(0)}`);
 } finally {
   await stopAll();
