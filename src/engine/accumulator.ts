@@ -15,6 +15,9 @@ export function deltaHead(itemId: string, outputIndex: number, contentIndex?: nu
   return { json: `"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${content},"delta":`, outputIndex, contentIndex };
 }
 
+/** A blocking response's delta head: its deltas are only counted, never written. */
+const UNWRITTEN_HEAD: DeltaHead = { json: '', outputIndex: -1, contentIndex: undefined };
+
 /**
  * The one accumulator: every change to the response goes through `emit`, which numbers the
  * event, hands it to the sink and applies it to the snapshot. Blocking responses are the same
@@ -66,6 +69,11 @@ export class ResponseAccumulator {
       return;
     }
     this.emitFields(type, JSON.stringify(payload).slice(1, -1));
+  }
+
+  /** The fixed part of an item's delta events (`deltaHead`), made only while `streaming`. */
+  deltaHead(itemId: string, outputIndex: number, contentIndex?: number): DeltaHead {
+    return this.sink === null ? UNWRITTEN_HEAD : deltaHead(itemId, outputIndex, contentIndex);
   }
 
   /**

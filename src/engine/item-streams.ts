@@ -4,7 +4,7 @@ import { ID_PREFIX, type Annotation, type CustomToolCallItem, type FunctionCallI
 import { CUSTOM_INPUT_KEY, type RegistryEntry } from '../tools/types.js';
 import { newId } from '../util/ids.js';
 import { jsonString } from '../util/json.js';
-import { deltaHead, type ResponseAccumulator } from './accumulator.js';
+import type { ResponseAccumulator } from './accumulator.js';
 import type { DeltaHead } from './types.js';
 import { scanCitations, scanFileCitations, takeFileCitations, type CitationBook } from './citations.js';
 
@@ -114,7 +114,7 @@ export class MessageStream {
     this.item.content.push(part);
     this.part = part;
     const contentIndex = this.item.content.length - 1;
-    this.partHead = deltaHead(this.item.id, this.outputIndex, contentIndex);
+    this.partHead = this.acc.deltaHead(this.item.id, this.outputIndex, contentIndex);
     const announced = part.type === 'output_text' ? EMPTY_TEXT_PART_JSON : EMPTY_REFUSAL_PART_JSON;
     this.acc.emitFields('response.content_part.added', this.acc.streaming ? `${this.partFields(contentIndex)},"part":${announced}` : '');
   }
@@ -172,7 +172,7 @@ export class ReasoningStream {
   constructor(private readonly acc: ResponseAccumulator) {
     this.item = { type: 'reasoning', id: newId(ID_PREFIX.reasoning), summary: [], content: [] };
     this.outputIndex = acc.addItem(this.item);
-    this.head = deltaHead(this.item.id, this.outputIndex, 0);
+    this.head = acc.deltaHead(this.item.id, this.outputIndex, 0);
     this.item.content!.push(this.part);
     acc.emit('response.content_part.added', { item_id: this.item.id, output_index: this.outputIndex, content_index: 0, part: { type: 'reasoning_text', text: '' } });
   }
@@ -212,7 +212,7 @@ export class FunctionCallStream {
       status: 'in_progress',
     };
     this.outputIndex = acc.addItem(this.item);
-    this.head = deltaHead(this.item.id, this.outputIndex);
+    this.head = acc.deltaHead(this.item.id, this.outputIndex);
   }
 
   push(delta: string): void {
@@ -292,7 +292,7 @@ export class CustomToolCallStream {
 
   private emitDelta(delta: string): void {
     this.item.input += delta;
-    this.acc.emitDelta('response.custom_tool_call_input.delta', deltaHead(this.item.id, this.outputIndex), delta);
+    this.acc.emitDelta('response.custom_tool_call_input.delta', this.acc.deltaHead(this.item.id, this.outputIndex), delta);
   }
 }
 

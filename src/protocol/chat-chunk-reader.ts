@@ -177,6 +177,10 @@ const integers: number[] = [];
 /** Sets the template's holes from `data` and returns true, or false when `data` does not fit it. */
 function fill(template: Template, data: string): boolean {
   const { fixed, holes } = template;
+  // the text after the last hole first: it tells most shapes apart (a token, the finish, the usage)
+  const tail = fixed[holes.length];
+  const tailAt = data.length - tail.length;
+  if (tailAt < 0 || data.slice(tailAt) !== tail) return false;
   let at = 0;
   for (let i = 0; i < holes.length; i++) {
     const text = fixed[i];
@@ -191,8 +195,7 @@ function fill(template: Template, data: string): boolean {
     integers[i] = scanned.integer;
     at = end;
   }
-  const tail = fixed[holes.length];
-  if (data.length - at !== tail.length || data.slice(at) !== tail) return false;
+  if (at !== tailAt) return false;
   // the text fits: the literals' values (a string's escapes may still not be JSON)
   for (let i = 0; i < holes.length; i++) {
     const value = holes[i].integer ? integers[i] : stringValue(data, starts[i], ends[i], escaped[i]);
