@@ -8,6 +8,7 @@ import { newId } from '../util/ids.js';
 import type { RawEventStream, UpstreamClient, UpstreamOptions } from './client.js';
 import { chatRequestBody } from './chat-body.js';
 import { UpstreamTransport } from './http.js';
+import type { UpstreamExchange } from './exchange.js';
 import { PROBE_FAILED, probeGrammarSupport } from './grammar-probe.js';
 import { untilAborted, type Cancellation } from '../util/abort.js';
 
@@ -23,10 +24,25 @@ export class ChatCompletionsUpstream implements UpstreamClient {
   /** The grammar probe's answer, asked once (the first time a request needs it). */
   private grammarProbe: ReturnType<typeof probeGrammarSupport> | undefined;
 
-  async open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
-    // a grammar goes out only in the field this server honours, never to one that would ignore it
-    const grammarField = request.grammar ? await this.grammarSupport(request.model, signal) : undefined;
-    const response = await this.transport.post('/chat/completions', chatRequestBody(encodeChatRequest(request, this.reasoningReplay, grammarField)), signal);
+  open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
+    // a grammar goes out only in the field this server honours, never to one that would ignore it;
+    // the usual round posts at once (no async layer of its own on the way)
+    if (request.grammar) return this.grammarSupport(request.model, signal).then((field) => this.post(request, field, signal));
+    return this.post(request, undefined, signal);
+  }
+
+  private post(request: ModelRequest, grammarField: GrammarField | undefined, signal: Cancellation): Promise<RawEventStream> {
+    let body: string | Buffer[];
+    try {
+      body = chatRequestBody(encodeChatRequest(request, this.reasoningReplay, grammarField));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.transport.post('/chat/completions', body, signal).then((response) => this.events(response, signal));
+  }
+
+  /** The accepted exchange's chunks, read (`ChatChunkReader`) and decoded into raw events as they come. */
+  private events(response: UpstreamExchange, signal: Cancellation): RawEventStream {
     const decoder = new ChatStreamDecoder(() => newId(ID_PREFIX.call));
     const reader = new ChatChunkReader();
     return this.transport.events(

@@ -80,19 +80,30 @@ export class UpstreamRouter implements UpstreamClient {
     return list;
   }
 
-  async open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
-    const candidates = this.candidatesOrThrow(request.model);
-    for (let i = 0; ; i++) {
-      const { upstream, model } = candidates[i];
-      try {
-        const events = await upstream.client.open(model === request.model ? request : { ...request, model }, signal);
+  open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
+    let candidates: readonly Candidate[];
+    try {
+      candidates = this.candidatesOrThrow(request.model);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.openFrom(candidates, 0, request, signal);
+  }
+
+  /** Candidate `i` opens the stream, or on a failure that moves on, the next one (a chain of callbacks: no async layer on every round's way). */
+  private openFrom(candidates: readonly Candidate[], i: number, request: ModelRequest, signal: Cancellation): Promise<RawEventStream> {
+    const { upstream, model } = candidates[i];
+    return upstream.client.open(model === request.model ? request : { ...request, model }, signal).then(
+      (events) => {
         this.lastOkAt.set(upstream.name, Date.now());
         return events;
-      } catch (err) {
+      },
+      (err: unknown) => {
         if (i + 1 >= candidates.length || signal.aborted || !movesOn(err, upstream)) throw err;
         this.events.failover?.(upstream.name, candidates[i + 1].upstream.name, request.model, (err as Error).message);
-      }
-    }
+        return this.openFrom(candidates, i + 1, request, signal);
+      },
+    );
   }
 
   /** The first candidate's answer (a failover target decides for itself whether it sends the grammar). */
