@@ -22,9 +22,23 @@ import { TurnAbort, type Cancellation } from '../util/abort.js';
 import type { EngineContext } from './context.js';
 
 /** A validated turn, ready to run (see PrepareOptions); a held conversation lease is released if it fails. */
-export async function prepareTurn(ctx: EngineContext, body: unknown, signal: Cancellation = new TurnAbort(), options: PrepareOptions = {}): Promise<PreparedTurn> {
-  const request = parseCreateRequest(body);
+export function prepareTurn(ctx: EngineContext, body: unknown, signal: Cancellation = new TurnAbort(), options: PrepareOptions = {}): Promise<PreparedTurn> {
+  let request: CreateRequest;
+  try {
+    request = parseCreateRequest(body);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const tenant = options.tenant ?? DEFAULT_TENANT;
+  // a turn without history (no previous response, no conversation) has nothing to read first
+  if (request.previousResponseId === null && request.conversationId === null) {
+    return prepareHolding(ctx, tenant, request, { items: [], records: [] }, body, signal, undefined, options.dryRun === true);
+  }
+  return prepareWithHistory(ctx, request, tenant, body, signal, options);
+}
+
+/** `prepareTurn` of a turn that continues a previous response or a conversation: its history read first. */
+async function prepareWithHistory(ctx: EngineContext, request: CreateRequest, tenant: string, body: unknown, signal: Cancellation, options: PrepareOptions): Promise<PreparedTurn> {
   let history: Item[] = [];
   /** Model-facing call records the chain carries in memory (a WebSocket connection's cache). */
   let heldRecords: readonly GatewayCallRecord[] = [];

@@ -53,11 +53,19 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       return;
     }
     if (admitStream) res.admitStream = admitStream;
-    route(routes, req, res, deps).catch((err: unknown) => handleError(deps, req, res, err));
+    let handled: Promise<void> | void;
+    try {
+      handled = route(routes, req, res, deps);
+    } catch (err) {
+      handleError(deps, req, res, err);
+      return;
+    }
+    handled?.catch((err: unknown) => handleError(deps, req, res, err));
   };
 }
 
-async function route(routes: readonly Route[], req: HttpRequest, res: HttpResponse, deps: DispatchDeps): Promise<void> {
+/** Admits the request and hands it to its route (what that returns: no async layer of its own). */
+function route(routes: readonly Route[], req: HttpRequest, res: HttpResponse, deps: DispatchDeps): Promise<void> | void {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
@@ -77,7 +85,7 @@ async function route(routes: readonly Route[], req: HttpRequest, res: HttpRespon
     const release = deps.limiter.turn(req.apiKey, res);
     res.once('close', release);
   }
-  await match.route.handle(req, res, match.params, new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)));
+  return match.route.handle(req, res, match.params, new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)));
 }
 
 function handleError(deps: DispatchDeps, req: HttpRequest, res: HttpResponse, err: unknown): void {
