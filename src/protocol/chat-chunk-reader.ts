@@ -42,7 +42,7 @@ const MAX_TEMPLATES_PER_STREAM = 16;
  * a stream whose chunks never fit (see above) does not try every shared template for each.
  */
 const MAX_MISSES_PER_STREAM = 16;
-/** Templates shared by all streams, the most recently filled first: a few shapes per model served. */
+/** Templates shared by all streams, the most recently filled or made kept: a few shapes per model served. */
 const SHARED_TEMPLATES = 12;
 
 type Holder = Record<string, unknown> | unknown[];
