@@ -11,7 +11,7 @@
  * the `created` integer (they change from stream to stream), its delta's one string leaf (from
  * token to token) and the integers of its usage — and a later chunk that is exactly those fixed
  * texts around JSON literals of the same kinds is that same chunk with the holes' values replaced:
- * only the literals are read. Templates are shared by every stream (of any upstream): a new stream's
+ * only the literals are read. Templates are shared by the streams of one model: a new stream's
  * role chunk, first token, finish and usage fill the templates earlier streams left.
  *
  * Why that is exact: a template is kept only when the server's text is byte for byte what
@@ -42,8 +42,10 @@ const MAX_TEMPLATES_PER_STREAM = 16;
  * a stream whose chunks never fit (see above) does not try every shared template for each.
  */
 const MAX_MISSES_PER_STREAM = 16;
-/** Templates shared by all streams, the most recently filled or made kept: a few shapes per model served. */
+/** Templates shared by a model's streams, the most recently filled or made kept: a few shapes per model. */
 const SHARED_TEMPLATES = 12;
+/** Models whose templates are kept, the most recently read: a gateway serving many does not let one crowd out another's. */
+const MODELS_KEPT = 64;
 
 type Holder = Record<string, unknown> | unknown[];
 
@@ -70,10 +72,26 @@ interface Template {
   next: Template | null;
 }
 
-/** The shared templates, most recently filled or made first. */
-const shared: Template[] = [];
-/** The template the first chunk of the last stream filled or made (its role chunk, usually). */
-let firstOfStream: Template | null = null;
+/** The templates a model's streams share. */
+interface SharedTemplates {
+  /** Most recently filled or made first. */
+  list: Template[];
+  /** The template the first chunk of the model's last stream filled or made (its role chunk, usually). */
+  firstOfStream: Template | null;
+}
+
+/** Shared templates by model, the most recently read last (a Map keeps insertion order). */
+const byModel = new Map<string, SharedTemplates>();
+
+/** The templates the streams of `model` share (made on its first stream). */
+function sharedBy(model: string): SharedTemplates {
+  let shared = byModel.get(model);
+  if (shared === undefined) shared = { list: [], firstOfStream: null };
+  else byModel.delete(model);
+  byModel.set(model, shared);
+  if (byModel.size > MODELS_KEPT) byModel.delete(byModel.keys().next().value!);
+  return shared;
+}
 
 /**
  * A template as one stream fills it, token after token: the text before and after its string leaf
@@ -90,12 +108,18 @@ interface StreamFill {
 }
 
 export class ChatChunkReader {
+  private readonly shared: SharedTemplates;
   private last: Template | null = null;
   private local: StreamFill | null = null;
   private templatesLeft = MAX_TEMPLATES_PER_STREAM;
   private missesLeft = MAX_MISSES_PER_STREAM;
   /** Chunks read from a template rather than parsed in full (for tests and diagnostics). */
   filled = 0;
+
+  /** `model`: the model the stream is from, whose streams' templates this one shares. */
+  constructor(model = '') {
+    this.shared = sharedBy(model);
+  }
 
   /**
    * The chunk `data` holds, checked (`checkChatChunk`); throws as `JSON.parse` or the check does.
@@ -122,7 +146,7 @@ export class ChatChunkReader {
         this.templatesLeft--;
         const made = templateOf(chunk, holes, data);
         if (made !== null) {
-          share(made);
+          share(this.shared.list, made);
           this.follow(made);
           this.local = null;
         }
@@ -133,18 +157,19 @@ export class ChatChunkReader {
 
   /** Notes that `template` came after the last one (the order the next stream tries them in). */
   private follow(template: Template): void {
-    if (this.last === null) firstOfStream = template;
+    if (this.last === null) this.shared.firstOfStream = template;
     else if (this.last !== template) this.last.next = template;
     this.last = template;
   }
 
   /** The template `data` fills (its holes set), or null; the likeliest ones are tried first. */
   private templateFor(data: string): Template | null {
-    const first = this.last ?? firstOfStream;
+    const first = this.last ?? this.shared.firstOfStream;
     if (first !== null && fill(first, data)) return first;
     const second = this.last?.next ?? null;
     if (second !== null && fill(second, data)) return second;
     if (this.missesLeft === 0) return null;
+    const shared = this.shared.list;
     for (let i = 0; i < shared.length; i++) {
       const template = shared[i];
       if (template === first || template === second || !fill(template, data)) continue;
@@ -161,7 +186,7 @@ export class ChatChunkReader {
 }
 
 /** Keeps a new template in front of the shared ones, dropping the least recently filled or made. */
-function share(template: Template): void {
+function share(shared: Template[], template: Template): void {
   shared.unshift(template);
   const dropped = shared.length > SHARED_TEMPLATES ? shared.pop() : undefined;
   // a dropped template is tried no more through the list; a link to it holds it alone, not a chain

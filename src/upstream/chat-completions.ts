@@ -38,13 +38,13 @@ export class ChatCompletionsUpstream implements UpstreamClient {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.transport.post('/chat/completions', body, signal).then((response) => this.events(response, signal));
+    return this.transport.post('/chat/completions', body, signal).then((response) => this.events(response, request.model, signal));
   }
 
-  /** The accepted exchange's chunks, read (`ChatChunkReader`) and decoded into raw events as they come. */
-  private events(response: UpstreamExchange, signal: Cancellation): RawEventStream {
+  /** The accepted exchange's chunks, read (`ChatChunkReader`, with the templates of `model`'s streams) and decoded into raw events as they come. */
+  private events(response: UpstreamExchange, model: string, signal: Cancellation): RawEventStream {
     const decoder = new ChatStreamDecoder(() => newId(ID_PREFIX.call));
-    const reader = new ChatChunkReader();
+    const reader = new ChatChunkReader(model);
     return this.transport.events(
       response,
       (data, out) => {

@@ -1,6 +1,6 @@
 // The Chat Completions chunk reader (issue #16): a chunk that is a kept template's text around
 // literals at its holes (id, created, the delta's string, usage counts) is read by reading those
-// literals alone — templates are shared by all streams — and every chunk it returns is exactly what
+// literals alone — templates are shared by the streams of a model — and every chunk it returns is exactly what
 // `checkChatChunk(JSON.parse(data))` gives, for any text, however it is bent.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ChatChunkReader } from '../../src/protocol/chat-chunk-reader.js';
@@ -241,6 +241,40 @@ describe('ChatChunkReader', () => {
     const third = readAll(shapes(newEnvelope(model, 3)).slice(1, 4));
     expect(third.results).toEqual(shapes(newEnvelope(model, 3)).slice(1, 4).map(reference));
     expect(third.reader.filled).toBe(0);
+  });
+
+  it('keeps each model\'s templates apart: streams of 40 models read in turns each fill their own', () => {
+    const models = Array.from({ length: 40 }, (_, m) => `${ENVELOPE.model}-m${m}`);
+    // one stream per model first (each makes its model's templates), then a second stream of every
+    // model, all read in turns, chunk by chunk
+    const warm = models.map((model) => answer(newEnvelope(model, 1), ['one']));
+    for (const [m, stream] of warm.entries()) {
+      const reader = new ChatChunkReader(models[m]);
+      for (const data of stream) expect(readOne(reader, data)).toEqual(reference(data));
+    }
+    const streams = models.map((model) => answer(newEnvelope(model, 2), ['a', 'b', 'c']));
+    const readers = models.map((model) => new ChatChunkReader(model));
+    for (let i = 0; i < streams[0].length; i++) {
+      for (const [m, stream] of streams.entries()) expect(readOne(readers[m], stream[i])).toEqual(reference(stream[i]));
+    }
+    expect(readers.map((reader) => reader.filled)).toEqual(streams.map((stream) => stream.length));
+  });
+
+  it('keeps the templates of the 64 models read last', () => {
+    const model = (m: number) => `${ENVELOPE.model}-k${m}`;
+    const stream = (m: number, n: number) => answer(newEnvelope(model(m), n), ['x']);
+    const read = (m: number, n: number) => {
+      const reader = new ChatChunkReader(model(m));
+      for (const data of stream(m, n)) reader.read(data);
+      return reader.filled;
+    };
+    read(0, 1);
+    for (let m = 1; m <= 64; m++) read(m, 1);
+    // model 0 was read before 64 others: its templates are gone, and made again
+    expect(read(0, 2)).toBe(0);
+    expect(read(0, 3)).toBe(stream(0, 3).length);
+    // model 64, read last but one, still has its own
+    expect(read(64, 2)).toBe(stream(64, 2).length);
   });
 
   it('agrees with the full parse on random streams with random damage (seeded)', () => {

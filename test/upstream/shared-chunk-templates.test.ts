@@ -1,4 +1,4 @@
-// Chunk templates are shared by every stream (src/protocol/chat-chunk-reader.ts): streams that run
+// Chunk templates are shared by the streams of a model (src/protocol/chat-chunk-reader.ts): streams that run
 // at once, their chunks arriving interleaved, must each still read exactly their own text, tool-call
 // arguments and usage — through the gateway, from the simulator's real chunk streams.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
