@@ -16,7 +16,8 @@ export interface RawEventStream extends AsyncIterable<RawEvent[]> {
 export interface UpstreamClient {
   /**
    * Sends the request and resolves once the upstream has accepted it (a 2xx status); failures
-   * before that are thrown as GatewayError. The events come in batches, one per network chunk.
+   * before that reject as GatewayError — never a synchronous throw, which the router's failover
+   * (a chain of callbacks) would not see. The events come in batches, one per network chunk.
    */
   open(request: ModelRequest, signal: Cancellation): Promise<RawEventStream>;
   /** The upstream's `GET /models` list, as it answers it. */
