@@ -12,11 +12,12 @@ const keyOf = (source: CitedSource): string => ('fileId' in source ? `file:${sou
  */
 export class CitationBook {
   private readonly sources: CitedSource[] = [];
-  private readonly byKey = new Map<string, number>();
+  /** Made with the first source (most turns show the model none). */
+  private byKey: Map<string, number> | undefined;
   /** How many of the sources are files (their markers become `file_citation`). */
   private fileSources = 0;
   /** Files a tool wrote (code_interpreter), by path: cited where the answer names them. */
-  private readonly writtenFiles = new Map<string, CitedFile>();
+  private writtenFiles: Map<string, CitedFile> | undefined;
 
   get size(): number {
     return this.sources.length;
@@ -24,11 +25,12 @@ export class CitationBook {
 
   /** Files a tool wrote this turn (the latest record of a path wins). */
   registerFiles(files: readonly CitedFile[]): void {
-    for (const file of files) this.writtenFiles.set(file.path, file);
+    const written = (this.writtenFiles ??= new Map());
+    for (const file of files) written.set(file.path, file);
   }
 
   get citedFiles(): ReadonlyMap<string, CitedFile> {
-    return this.writtenFiles;
+    return this.writtenFiles ?? NO_FILES;
   }
 
   /** Whether any source is a file (whose markers are taken out of the text). */
@@ -40,11 +42,12 @@ export class CitationBook {
   register(sources: readonly CitedSource[]): number[] {
     return sources.map((source) => {
       const key = keyOf(source);
-      const known = this.byKey.get(key);
+      const byKey = (this.byKey ??= new Map());
+      const known = byKey.get(key);
       if (known !== undefined) return known;
       this.sources.push(source);
       if ('fileId' in source) this.fileSources++;
-      this.byKey.set(key, this.sources.length);
+      byKey.set(key, this.sources.length);
       return this.sources.length;
     });
   }
@@ -53,6 +56,8 @@ export class CitationBook {
     return this.sources[n - 1];
   }
 }
+
+const NO_FILES: ReadonlyMap<string, CitedFile> = new Map();
 
 const MARKER = /\[(\d{1,4})\]/g;
 

@@ -186,11 +186,12 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
  * The model-facing records of the calls in `items`: those held in memory, the rest from the store
  * (only then a promise: the common turn has nothing to look up and takes no microtask turn).
  */
-function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): Map<string, GatewayCallRecord> | Promise<Map<string, GatewayCallRecord>> {
+function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): ReadonlyMap<string, GatewayCallRecord> | Promise<ReadonlyMap<string, GatewayCallRecord>> {
   const calls = items.filter((item) => handlerForCallItem(item.type) !== undefined);
   // a held history's records are looked through only when there are calls to find (a continued
   // turn's input seldom holds one)
-  const records = calls.length > 0 ? new Map(held.map((record) => [record.itemId, record])) : new Map<string, GatewayCallRecord>();
+  if (calls.length === 0) return NO_RECORDS;
+  const records = new Map(held.map((record) => [record.itemId, record]));
   const wanted = calls.filter((item) => !records.has(item.id)).map((item) => item.id);
   if (wanted.length === 0) return records;
   return ctx.store.callRecords(wanted, tenant).then((stored) => {
@@ -198,6 +199,8 @@ function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readon
     return records;
   });
 }
+
+const NO_RECORDS: ReadonlyMap<string, GatewayCallRecord> = new Map();
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */
 function checkOutputsPaired(history: readonly Item[], input: readonly Item[]): void {

@@ -1,7 +1,8 @@
 import { invalidRequest } from '../errors.js';
 import { ENGINE_ITEM_VALIDATORS } from '../protocol/input-items.js';
 import { InvalidItemError } from '../protocol/item-validation.js';
-import type { InputItem, JsonObject, TextConfig, TextFormat } from '../protocol/responses.js';
+import { ID_PREFIX, type InputItem, type JsonObject, type TextConfig, type TextFormat } from '../protocol/responses.js';
+import { newId } from '../util/ids.js';
 import { parseTools, toolItemValidator, type ParsedTool } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 import { isPlainObject } from '../tools/validate.js';
@@ -109,7 +110,8 @@ export function parseCreateRequest(body: unknown): CreateRequest {
 
 function parseInput(input: unknown): InputItem[] {
   if (input === undefined || input === null || input === '') return [];
-  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
+  // as stored (`normalizeStoredItem` takes it as it is): its id and status are the ones it would mint
+  if (typeof input === 'string') return [{ id: newId(ID_PREFIX.message), type: 'message', role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   if (!Array.isArray(input)) throw invalidRequest("Invalid type for 'input': expected a string or an array of items.", 'input', 'invalid_type');
   try {
     return input.map((item: unknown, i) => checkItem(item, `input[${i}]`));

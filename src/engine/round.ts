@@ -27,8 +27,11 @@ export interface RoundResult {
  * `none` (a call then is answered as unknown, never executed or returned).
  */
 export function offeredNames(tools: readonly ModelFunction[], toolChoice: ModelToolChoice | undefined): ReadonlySet<string> {
-  return new Set(toolChoice === 'none' ? [] : tools.map((fn) => fn.name));
+  if (toolChoice === 'none' || tools.length === 0) return NO_NAMES;
+  return new Set(tools.map((fn) => fn.name));
 }
+
+const NO_NAMES: ReadonlySet<string> = new Set();
 
 /**
  * A registered name whose entry cannot be served (ownership and call shape disagree) is a gateway
@@ -63,7 +66,8 @@ export class RoundTranslator {
   private reasoning: ReasoningStream | null = null;
   /** Whitespace that arrived before any visible text; dropped if nothing visible follows. */
   private leadingWhitespace = '';
-  private readonly calls = new Map<number, OpenCall>();
+  /** The round's calls by the model's index (made with the first: most rounds have none). */
+  private calls: Map<number, OpenCall> | undefined;
   private readonly modelItems: ModelItem[] = [];
   private finishReason: FinishReason | null = null;
   private stopSequence: string | undefined;
@@ -108,7 +112,7 @@ export class RoundTranslator {
         this.startCall(event.index, event.callId, event.name);
         break;
       case 'tool_call_args': {
-        const call = this.calls.get(event.index);
+        const call = this.calls?.get(event.index);
         if (!call) break;
         call.args += event.delta;
         call.stream?.push(event.delta);
@@ -135,7 +139,7 @@ export class RoundTranslator {
     const gatewayCalls: PendingGatewayCall[] = [];
     const modelCalls: ModelItem[] = [];
     const mayRepair = !repairRoundUsed.has(this.acc);
-    for (const call of this.calls.values()) {
+    for (const call of this.calls?.values() ?? []) {
       const args = call.stream instanceof CustomToolCallStream ? call.stream.arguments : call.args;
       modelCalls.push({ type: 'function_call', callId: call.callId, name: call.name, arguments: args });
       const rejection = status === 'completed' ? this.checkInput(call, mayRepair) : undefined;
@@ -231,6 +235,6 @@ export class RoundTranslator {
       // known to be valid once all of it has arrived. Unchecked and `pass` calls stream live.
       else if (entry.shape === 'custom') stream = new CustomToolCallStream(this.acc, callId, entry, entry.inputCheck !== undefined && entry.inputCheck.policy !== 'pass');
     }
-    this.calls.set(index, { callId, name, entry, args: '', stream });
+    (this.calls ??= new Map()).set(index, { callId, name, entry, args: '', stream });
   }
 }

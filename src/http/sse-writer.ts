@@ -6,6 +6,48 @@ import { wireText } from '../util/utf8.js';
 const KEEPALIVE_MS = 15_000;
 
 /**
+ * The open writers, checked for silence by one timer that runs while there are any (unref'd,
+ * three checks per period, so no silence lasts much longer than KEEPALIVE_MS): a timer of each
+ * stream's own cost more to set and clear than a short stream's events. A list through the
+ * writers themselves (`newer`, `older`): joining and leaving it allocate nothing.
+ */
+let newest: SseWriter | null = null;
+let ticker: NodeJS.Timeout | undefined;
+
+function watch(writer: SseWriter): void {
+  writer.older = newest;
+  if (newest !== null) newest.newer = writer;
+  newest = writer;
+  if (ticker === undefined) {
+    ticker = setInterval(checkSilence, KEEPALIVE_MS / 3);
+    ticker.unref();
+  }
+}
+
+function unwatch(writer: SseWriter): void {
+  const { newer, older } = writer;
+  if (newer === null && older === null && newest !== writer) return;
+  if (newer !== null) newer.older = older;
+  else newest = older;
+  if (older !== null) older.newer = newer;
+  writer.newer = writer.older = null;
+}
+
+function checkSilence(): void {
+  const now = Date.now();
+  for (let writer = newest; writer !== null; ) {
+    const older: SseWriter | null = writer.older;
+    writer.keepAlive(now);
+    writer = older;
+  }
+  // stopped once a whole period passed with no stream open
+  if (newest === null && ticker !== undefined) {
+    clearInterval(ticker);
+    ticker = undefined;
+  }
+}
+
+/**
  * Writes public events to a client as SSE: headers on the first event (so failures before it
  * can still be plain HTTP errors), each event in one write, a comment keep-alive on an unref'd
  * timer while the stream is quiet, and `drained()` for backpressure.
@@ -13,7 +55,9 @@ const KEEPALIVE_MS = 15_000;
 export class SseWriter {
   private opened = false;
   private lastWrite = 0;
-  private keepalive: NodeJS.Timeout | undefined;
+  /** Neighbours in the list of open writers (`watch`). */
+  newer: SseWriter | null = null;
+  older: SseWriter | null = null;
 
   /** `keepaliveText`: what a quiet stream sends (an SSE comment; the Messages surface sends `ping` events). */
   constructor(
@@ -52,7 +96,7 @@ export class SseWriter {
   }
 
   end(): void {
-    clearInterval(this.keepalive);
+    unwatch(this);
     // the last events of this tick (the terminal one) go out with the end of the body
     const rest = this.pending;
     this.pending = '';
@@ -71,10 +115,16 @@ export class SseWriter {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
-    // checked three times per period, so no silence lasts much longer than KEEPALIVE_MS
-    this.keepalive = setInterval(() => {
-      if (this.pending === '' && Date.now() - this.lastWrite >= KEEPALIVE_MS && !this.res.destroyed) this.res.write(this.keepaliveText);
-    }, KEEPALIVE_MS / 3);
-    this.keepalive.unref();
+    this.lastWrite = Date.now();
+    watch(this);
+  }
+
+  /** Sends the keep-alive text if the stream has been quiet for KEEPALIVE_MS (`now`); a stream that has ended is watched no more. */
+  keepAlive(now: number): void {
+    if (this.res.destroyed || this.res.writableEnded) unwatch(this);
+    else if (this.pending === '' && now - this.lastWrite >= KEEPALIVE_MS) {
+      this.lastWrite = now;
+      this.res.write(this.keepaliveText);
+    }
   }
 }

@@ -83,13 +83,20 @@ interface SharedTemplates {
 /** Shared templates by model, the most recently read last (a Map keeps insertion order). */
 const byModel = new Map<string, SharedTemplates>();
 
+/** The model read last and its templates: most streams are of the model before them, and moving it to the end of `byModel` again costs more than the stream's other reads. */
+let lastModel: string | null = null;
+let lastShared: SharedTemplates | null = null;
+
 /** The templates the streams of `model` share (made on its first stream). */
 function sharedBy(model: string): SharedTemplates {
+  if (model === lastModel) return lastShared!;
   let shared = byModel.get(model);
   if (shared === undefined) shared = { list: [], firstOfStream: null };
   else byModel.delete(model);
   byModel.set(model, shared);
   if (byModel.size > MODELS_KEPT) byModel.delete(byModel.keys().next().value!);
+  lastModel = model;
+  lastShared = shared;
   return shared;
 }
 

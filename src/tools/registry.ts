@@ -196,9 +196,18 @@ export function checkDeclarations(declared: readonly ParsedTool[], searched: rea
 }
 
 /** The tools that the input's client `tool_search_output` items declare (a hosted search's output names declared tools). */
-export function searchedDeclarations(items: readonly JsonObject[]): JsonObject[] {
-  return items.flatMap((item) => (item.type === 'tool_search_output' && item.execution !== 'server' && Array.isArray(item.tools) ? (item.tools as JsonObject[]) : []));
+export function searchedDeclarations(items: readonly JsonObject[]): readonly JsonObject[] {
+  // a loop, not `flatMap`: nearly every turn has none, and flatMap's callback and arrays cost more than the rest
+  let out: JsonObject[] | undefined;
+  for (const item of items) {
+    if (item.type !== 'tool_search_output' || item.execution === 'server' || !Array.isArray(item.tools)) continue;
+    out ??= [];
+    for (const tool of item.tools as JsonObject[]) out.push(tool);
+  }
+  return out ?? NO_DECLARATIONS;
 }
+
+const NO_DECLARATIONS: readonly JsonObject[] = [];
 
 /** Whether a declared tool discovers what it offers (an MCP server's `tools/list`) before the turn. */
 export function discovers(tool: ParsedTool): boolean {
@@ -224,15 +233,15 @@ export async function discoverTools(parsed: ParsedTool[], ctx: DiscoverContext):
 
 /** Stages 3–4: normalize every parsed tool and register its model-visible functions. */
 export function registerTools(parsed: readonly ParsedTool[], ctx: DeclareContext, registry = new ToolRegistry()): ToolRegistry {
-  const unknownTypes = new Set<string>();
+  let unknownTypes: Set<string> | undefined;
   for (const tool of parsed) {
     if (!tool.handler) {
-      unknownTypes.add(tool.type);
+      (unknownTypes ??= new Set()).add(tool.type);
       continue;
     }
     for (const entry of tool.handler.normalize(tool.declaration, tool.param, ctx)) registry.add(entry);
   }
-  if (unknownTypes.size > 0) logUnknownTypes(unknownTypes, ctx);
+  if (unknownTypes) logUnknownTypes(unknownTypes, ctx);
   requireSearchForDeferred(parsed);
   // stage 4, then: handlers that serve the registered set as a whole (hosted tool_search indexes the deferred tools)
   for (const tool of parsed) tool.handler?.complete?.(tool.declaration, { registry, parsed, param: tool.param, declare: ctx });

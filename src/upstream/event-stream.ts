@@ -20,13 +20,14 @@ class FirstTokenTimeout extends Error {}
  * still on its way does it return a promise. So a turn reading a stream that is already there
  * takes no turn of the microtask queue per batch (an async generator takes three, and allocates a
  * promise for each). Timeouts: the first chunk within `firstTokenTimeoutMs` of the first read (a
- * timer, cleared by it), then undici's body timeout between chunks. Every way out — the end, a
+ * timer while a read waits for it), then undici's body timeout between chunks. Every way out — the end, a
  * failure, `close()` — clears the timer, stops watching the caller's signal and, unless the
  * answer is complete, aborts the exchange, releasing its connection.
  */
 export class UpstreamEventStream implements RawEventStream {
   private readonly parser = new SseParser();
   private firstTimer: NodeJS.Timeout | undefined;
+  private firstChunkSeen = false;
   private reading = false;
   private closed = false;
 
@@ -49,7 +50,15 @@ export class UpstreamEventStream implements RawEventStream {
       } catch (err) {
         throw this.failure(err);
       }
-      if (chunk instanceof Promise) return chunk.then(this.afterChunk, this.failed);
+      if (chunk instanceof Promise) {
+        // the clock runs only while a read waits for the first chunk: an answer already there
+        // (it came with the headers) needs no timer
+        if (!this.firstChunkSeen && this.firstTimer === undefined) {
+          const exchange = this.exchange;
+          this.firstTimer = setTimeout(() => exchange.abort(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
+        }
+        return chunk.then(this.afterChunk, this.failed);
+      }
       const batch = this.batchOf(chunk);
       if (batch !== NOTHING_YET) return batch;
     }
@@ -81,7 +90,6 @@ export class UpstreamEventStream implements RawEventStream {
     this.reading = true;
     if (this.closed) return;
     const exchange = this.exchange;
-    this.firstTimer = setTimeout(() => exchange.abort(new FirstTokenTimeout()), this.options.firstTokenTimeoutMs);
     // the abort listener `post` added still guards the exchange (one per exchange: adding and
     // removing one on node's EventTarget costs ≈ 1.5 µs), and is removed when this reader is done
     if (this.signal.aborted) exchange.abort(new Error('client disconnected'));
@@ -113,7 +121,8 @@ export class UpstreamEventStream implements RawEventStream {
       this.close();
       return out.length > 0 ? out : null;
     }
-    if (this.firstTimer) {
+    if (!this.firstChunkSeen) {
+      this.firstChunkSeen = true;
       clearTimeout(this.firstTimer);
       this.firstTimer = undefined;
     }

@@ -1,7 +1,7 @@
 // The reader of an upstream stream (src/upstream/event-stream.ts): a chunk already there is decoded
 // and handed over at once (no promise), every way out releases the exchange, and the first-token
 // clock starts with the first read.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Errors } from '../../src/errors.js';
 import type { RawEvent } from '../../src/protocol/model.js';
 import { UpstreamEventStream, streamOf } from '../../src/upstream/event-stream.js';
@@ -122,6 +122,44 @@ describe('UpstreamEventStream', () => {
     expect(exchange.abortReason).toBeNull();
     const pending = stream.read();
     await expect(pending).rejects.toMatchObject({ code: 'upstream_timeout', message: expect.stringContaining('sent nothing within 30 ms') });
+  });
+
+  it('the clock runs only while a read waits for the first chunk: no timer for one already there, none after it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      // the answer came with the headers: read at once, no timer at all
+      const ready = new ScriptedExchange();
+      ready.push(text('a'));
+      const readyStream = open(ready, { firstTokenTimeoutMs: 30, idleTimeoutMs: 5_000 });
+      expect(readyStream.read()).toEqual([{ kind: 'text', delta: 'a' }]);
+      expect(vi.getTimerCount()).toBe(0);
+      readyStream.close();
+
+      // nothing yet: the read waits under the clock, which the first chunk stops
+      const later = new ScriptedExchange();
+      const laterStream = open(later, { firstTokenTimeoutMs: 30, idleTimeoutMs: 5_000 });
+      const pending = laterStream.read();
+      expect(vi.getTimerCount()).toBe(1);
+      later.push(text('b'));
+      await expect(pending).resolves.toEqual([{ kind: 'text', delta: 'b' }]);
+      expect(vi.getTimerCount()).toBe(0);
+      laterStream.close();
+
+      // half an event first: the rest may take longer than the first-token timeout (undici's idle timeout applies)
+      const split = new ScriptedExchange();
+      const whole = text('c');
+      split.push(whole.slice(0, 5));
+      const splitStream = open(split, { firstTokenTimeoutMs: 30, idleTimeoutMs: 5_000 });
+      const rest = splitStream.read();
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(split.abortReason).toBeNull();
+      split.push(whole.slice(5));
+      await expect(rest).resolves.toEqual([{ kind: 'text', delta: 'c' }]);
+      splitStream.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a client already gone when reading starts is a client disconnect', async () => {
