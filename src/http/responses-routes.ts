@@ -33,7 +33,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
   }
   if ((body as { stream?: unknown } | null)?.stream === true) admitStream(res);
   const { controller, release } = abortWhenClientLeaves(res);
-  deps.inflight?.add(controller);
+  const inflight = deps.inflight?.add(controller);
   try {
     // in a burst of new requests, each starts in its share of a loop turn (loop-slices.ts)
     const slot = turnSlot();
@@ -77,7 +77,7 @@ export async function createResponse(deps: ResponsesRouteDeps, req: HttpRequest,
     else sendJson(res, 200, response);
   } finally {
     release();
-    deps.inflight?.delete(controller);
+    if (inflight) deps.inflight!.delete(inflight);
   }
 }
 
