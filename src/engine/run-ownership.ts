@@ -75,6 +75,8 @@ export class RunOwnership {
   }
 
   untrack(id: string, controller?: Stoppable): void {
+    // every turn ends here, tracked or not: with none tracked, a new id is not even hashed
+    if (this.runs.size === 0) return;
     if (controller === undefined || this.runs.get(id) === controller) this.runs.delete(id);
   }
 
