@@ -1,6 +1,7 @@
 import type { HttpResponse } from './exchange.js';
 import { encodeSseEvent } from '../protocol/sse.js';
 import { firstEvent } from '../util/events.js';
+import { LinkedList } from '../util/linked-list.js';
 import { wireText } from '../util/utf8.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -8,40 +9,24 @@ const KEEPALIVE_MS = 15_000;
 /**
  * The open writers, checked for silence by one timer that runs while there are any (unref'd,
  * three checks per period, so no silence lasts much longer than KEEPALIVE_MS): a timer of each
- * stream's own cost more to set and clear than a short stream's events. A list through the
- * writers themselves (`newer`, `older`): joining and leaving it allocate nothing.
+ * stream's own cost more to set and clear than a short stream's events.
  */
-let newest: SseWriter | null = null;
+const open = new LinkedList<SseWriter>();
 let ticker: NodeJS.Timeout | undefined;
 
 function watch(writer: SseWriter): void {
-  writer.older = newest;
-  if (newest !== null) newest.newer = writer;
-  newest = writer;
+  open.add(writer);
   if (ticker === undefined) {
     ticker = setInterval(checkSilence, KEEPALIVE_MS / 3);
     ticker.unref();
   }
 }
 
-function unwatch(writer: SseWriter): void {
-  const { newer, older } = writer;
-  if (newer === null && older === null && newest !== writer) return;
-  if (newer !== null) newer.older = older;
-  else newest = older;
-  if (older !== null) older.newer = newer;
-  writer.newer = writer.older = null;
-}
-
 function checkSilence(): void {
   const now = Date.now();
-  for (let writer = newest; writer !== null; ) {
-    const older: SseWriter | null = writer.older;
-    writer.keepAlive(now);
-    writer = older;
-  }
+  open.forEach((writer) => writer.keepAlive(now));
   // stopped once a whole period passed with no stream open
-  if (newest === null && ticker !== undefined) {
+  if (open.size === 0 && ticker !== undefined) {
     clearInterval(ticker);
     ticker = undefined;
   }
@@ -55,7 +40,7 @@ function checkSilence(): void {
 export class SseWriter {
   private opened = false;
   private lastWrite = 0;
-  /** Neighbours in the list of open writers (`watch`). */
+  /** Neighbours among the open writers (`watch`). */
   newer: SseWriter | null = null;
   older: SseWriter | null = null;
 
@@ -96,7 +81,7 @@ export class SseWriter {
   }
 
   end(): void {
-    unwatch(this);
+    open.remove(this);
     // the last events of this tick (the terminal one) go out with the end of the body
     const rest = this.pending;
     this.pending = '';
@@ -121,7 +106,7 @@ export class SseWriter {
 
   /** Sends the keep-alive text if the stream has been quiet for KEEPALIVE_MS (`now`); a stream that has ended is watched no more. */
   keepAlive(now: number): void {
-    if (this.res.destroyed || this.res.writableEnded) unwatch(this);
+    if (this.res.destroyed || this.res.writableEnded) open.remove(this);
     else if (this.pending === '' && now - this.lastWrite >= KEEPALIVE_MS) {
       this.lastWrite = now;
       this.res.write(this.keepaliveText);
