@@ -5,11 +5,12 @@
  * only in a few values: `{"id":"chatcmpl-…","object":"chat.completion.chunk","created":…,"model":…,
  * "choices":[{"index":0,"delta":{"content":"<token>"},"logprobs":null,"finish_reason":null}]}`
  * (vLLM, SGLang, llama.cpp; a tool call's argument fragments the same way), and once per stream the
- * role chunk, the finishing chunk and the usage chunk. Parsing and checking the whole envelope is
+ * role chunk, the finishing chunk and the usage chunk (and once per call its first fragment, with the
+ * call's new id and the tool's name). Parsing and checking the whole envelope is
  * most of the gateway's work per token, and of a short answer's reading. So after a chunk is parsed
  * and checked in full, it is kept as a template: its text cut at its *holes* — the `id` string and
  * the `created` integer (they change from stream to stream), its delta's one string leaf (from
- * token to token) and the integers of its usage — and a later chunk that is exactly those fixed
+ * token to token), a tool call's id and the integers of its usage — and a later chunk that is exactly those fixed
  * texts around JSON literals of the same kinds is that same chunk with the holes' values replaced:
  * only the literals are read. Templates are shared by the streams of one model: a new stream's
  * role chunk, first token, finish and usage fill the templates earlier streams left.
@@ -283,8 +284,9 @@ function fillLocal(local: StreamFill, data: string): boolean {
  * The holes of a checked chunk, or null when it should make no template: one carrying an error, or
  * one with nothing that changes (then its text alone would do, but such chunks do not recur). The
  * holes: `id` (a string), `created` (an integer), the one string of a single choice's delta
- * (`content`, or a tool call's `function.arguments` when the fragment has no id or name) and the
- * integers of `usage`.
+ * (`content`, or a tool call's `function.arguments` when the fragment has no id or name), a call's
+ * first fragment's `id` and `function.arguments` (one call: its type and name stay text, so the
+ * template serves the next call of that tool) and the integers of `usage`.
  */
 function holesOf(chunk: ChatChunk): Hole[] | null {
   if (chunk.error !== undefined) return null;
@@ -296,11 +298,20 @@ function holesOf(chunk: ChatChunk): Hole[] | null {
   if (Array.isArray(choices) && choices.length === 1) {
     const delta = choices[0]?.delta;
     if (typeof delta === 'object' && delta !== null) {
-      // a call's first fragment: its id is new every time, so its text never comes again
-      if (Array.isArray(delta.tool_calls) && delta.tool_calls.some((call) => call?.id != null)) return null;
-      const leaves: Hole[] = [];
-      for (const name in delta) collectStringLeaves(delta as Record<string, unknown>, name, (delta as Record<string, unknown>)[name], leaves);
-      if (leaves.length === 1) holes.push(leaves[0]);
+      if (Array.isArray(delta.tool_calls) && delta.tool_calls.some((call) => call?.id != null)) {
+        // a call's first fragment: its id is new every time (a hole of its own), its type and name
+        // come again with the next call of that tool (fixed text), its arguments are the leaf
+        // (some servers send them whole here, others start them with "")
+        const call = delta.tool_calls.length === 1 ? delta.tool_calls[0] : undefined;
+        const fn = call?.function;
+        if (typeof call?.id !== 'string' || typeof fn !== 'object' || fn === null || typeof fn.arguments !== 'string') return null;
+        holes.push({ holder: call as Record<string, unknown>, key: 'id', integer: false, leaf: false });
+        holes.push({ holder: fn as Record<string, unknown>, key: 'arguments', integer: false, leaf: true });
+      } else {
+        const leaves: Hole[] = [];
+        for (const name in delta) collectStringLeaves(delta as Record<string, unknown>, name, (delta as Record<string, unknown>)[name], leaves);
+        if (leaves.length === 1) holes.push(leaves[0]);
+      }
     }
   }
   if (typeof chunk.usage === 'object' && chunk.usage !== null) collectIntegers(chunk.usage as Record<string, unknown>, holes);

@@ -198,10 +198,30 @@ describe('ChatChunkReader', () => {
     expect(results[2]).toMatchObject({ usage: { completion_tokens: 3, prompt_tokens_details: { cached_tokens: 14 } } });
   });
 
-  it('makes no template of a call\'s first fragment (its id is new every time)', () => {
-    const starts = ['call_1', 'call_2', 'call_3'].map((id) => token({ tool_calls: [{ index: 0, id, type: 'function', function: { name: 'shell', arguments: '' } }] }));
-    const { reader, results } = readAll(starts);
+  it('reads the first fragment of a call from the template of that tool\'s last call, with its own call id and arguments', () => {
+    const start = (id: string, name: string, args = '') => token({ tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: args } }] });
+    const starts = [start('call_1', 'shell'), start('call_2', 'shell'), start('chatcmpl-tool-9f', 'shell', '{"cmd":["ls"]}'), start('call_4', 'apply_patch'), start('call_5', 'shell', '"\\u00e9"'), start('call_6', 'apply_patch')];
+    // a model of the test's own: no other test's templates
+    const reader = new ChatChunkReader(ENVELOPE.model);
+    const results = starts.map((data) => readOne(reader, data));
     expect(results).toEqual(starts.map(reference));
+    // every call after the first of its tool fills that tool's template
+    expect(reader.filled).toBe(4);
+    expect(results[2]).toMatchObject({ choices: [{ delta: { tool_calls: [{ id: 'chatcmpl-tool-9f', function: { name: 'shell', arguments: '{"cmd":["ls"]}' } }] } }] });
+    // another stream's first call of the tool fills it too, with that stream's id and its own call id
+    const other = newEnvelope(ENVELOPE.model);
+    const next = token({ tool_calls: [{ index: 0, id: 'call_7', type: 'function', function: { name: 'shell', arguments: '' } }] }, null, other);
+    const second = new ChatChunkReader(ENVELOPE.model);
+    expect(readOne(second, next)).toEqual(reference(next));
+    expect(second.filled).toBe(1);
+  });
+
+  it('makes no template of a fragment that starts two calls, or of a call id that is not a string', () => {
+    const two = (i: number) => token({ tool_calls: [0, 1].map((index) => ({ index, id: `call_${i}_${index}`, type: 'function', function: { name: 'shell', arguments: '' } })) });
+    const odd = (i: number) => token({ tool_calls: [{ index: 0, id: i, type: 'function', function: { name: 'shell', arguments: '' } }] });
+    const stream = [two(1), two(2), two(3), odd(1), odd(2)];
+    const { reader, results } = readAll(stream);
+    expect(results).toEqual(stream.map(reference));
     expect(reader.filled).toBe(0);
   });
 
