@@ -307,7 +307,14 @@ describe('ChatChunkReader', () => {
       const datas: string[] = [];
       for (let i = 0; i < 30; i++) {
         const text = Array.from({ length: Math.floor(random() * 8) }, () => pick(alphabet)).join('');
-        let data = random() < 0.8 ? token({ content: text }) : token({ tool_calls: [{ index: 0, function: { arguments: text } }] });
+        // a token, an argument fragment, or a call's first fragment (its id and arguments random too)
+        const shape = random();
+        let data =
+          shape < 0.7
+            ? token({ content: text })
+            : shape < 0.9
+              ? token({ tool_calls: [{ index: 0, function: { arguments: text } }] })
+              : token({ tool_calls: [{ index: 0, id: `call_${pick(alphabet)}${text}`, type: 'function', function: { name: pick(['shell', 'apply_patch']), arguments: text } }] });
         if (random() < 0.15) {
           // damage: one character inserted, removed or replaced anywhere
           const at = Math.floor(random() * data.length);
