@@ -1,5 +1,6 @@
 import type { ContainerFileCitation, FileCitation, UrlCitation } from '../protocol/responses.js';
 import type { CitationSource, CitedFile } from '../tools/types.js';
+import { EMPTY_MAP } from '../util/empty.js';
 
 export type CitedSource = CitationSource;
 
@@ -30,7 +31,7 @@ export class CitationBook {
   }
 
   get citedFiles(): ReadonlyMap<string, CitedFile> {
-    return this.writtenFiles ?? NO_FILES;
+    return this.writtenFiles ?? EMPTY_MAP;
   }
 
   /** Whether any source is a file (whose markers are taken out of the text). */
@@ -56,8 +57,6 @@ export class CitationBook {
     return this.sources[n - 1];
   }
 }
-
-const NO_FILES: ReadonlyMap<string, CitedFile> = new Map();
 
 const MARKER = /\[(\d{1,4})\]/g;
 

@@ -17,6 +17,7 @@ import { hasItemReferences, resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { offeredNames } from './round.js';
 import { withFields } from '../util/objects.js';
+import { EMPTY_MAP } from '../util/empty.js';
 import { TurnAbort, type Cancellation } from '../util/abort.js';
 
 import type { EngineContext } from './context.js';
@@ -190,7 +191,7 @@ function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readon
   const calls = items.filter((item) => handlerForCallItem(item.type) !== undefined);
   // a held history's records are looked through only when there are calls to find (a continued
   // turn's input seldom holds one)
-  if (calls.length === 0) return NO_RECORDS;
+  if (calls.length === 0) return EMPTY_MAP;
   const records = new Map(held.map((record) => [record.itemId, record]));
   const wanted = calls.filter((item) => !records.has(item.id)).map((item) => item.id);
   if (wanted.length === 0) return records;
@@ -199,8 +200,6 @@ function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readon
     return records;
   });
 }
-
-const NO_RECORDS: ReadonlyMap<string, GatewayCallRecord> = new Map();
 
 /** A tool output must answer a call the conversation holds (paired by `call_id`). */
 function checkOutputsPaired(history: readonly Item[], input: readonly Item[]): void {

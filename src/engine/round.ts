@@ -6,6 +6,7 @@ import type { ResponseAccumulator } from './accumulator.js';
 import type { CitationBook } from './citations.js';
 import type { PendingGatewayCall } from './types.js';
 import { CustomToolCallStream, FunctionCallStream, MessageStream, ReasoningStream, emitToolSearchCall } from './item-streams.js';
+import { EMPTY_SET } from '../util/empty.js';
 
 /** Responses that already had their one repair round for inputs that failed a check (policy `retry`). */
 const repairRoundUsed = new WeakSet<ResponseAccumulator>();
@@ -27,11 +28,9 @@ export interface RoundResult {
  * `none` (a call then is answered as unknown, never executed or returned).
  */
 export function offeredNames(tools: readonly ModelFunction[], toolChoice: ModelToolChoice | undefined): ReadonlySet<string> {
-  if (toolChoice === 'none' || tools.length === 0) return NO_NAMES;
+  if (toolChoice === 'none' || tools.length === 0) return EMPTY_SET;
   return new Set(tools.map((fn) => fn.name));
 }
-
-const NO_NAMES: ReadonlySet<string> = new Set();
 
 /**
  * A registered name whose entry cannot be served (ownership and call shape disagree) is a gateway

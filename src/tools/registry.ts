@@ -14,6 +14,7 @@ import {
 } from './handler-list.js';
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
+import { EMPTY_LIST } from '../util/empty.js';
 
 const HANDLERS: readonly ToolHandler<any>[] = [
   functionHandler,
@@ -204,10 +205,8 @@ export function searchedDeclarations(items: readonly JsonObject[]): readonly Jso
     out ??= [];
     for (const tool of item.tools as JsonObject[]) out.push(tool);
   }
-  return out ?? NO_DECLARATIONS;
+  return out ?? EMPTY_LIST;
 }
-
-const NO_DECLARATIONS: readonly JsonObject[] = [];
 
 /** Whether a declared tool discovers what it offers (an MCP server's `tools/list`) before the turn. */
 export function discovers(tool: ParsedTool): boolean {
