@@ -33,7 +33,7 @@ export function createPool(url: string, options: PostgresStoreOptions = {}): pg.
 }
 
 /** First key of the advisory lock serializing a schema's migrations (any constant; "swyd"). */
-const MIGRATION_LOCK = 0x73777964;
+export const MIGRATION_LOCK = 0x73777964;
 
 /**
  * Applies a store's DDL in one transaction under the schema's migration lock: replicas starting
@@ -42,11 +42,26 @@ const MIGRATION_LOCK = 0x73777964;
  * could deadlock on the catalog (seen in CI: "deadlock detected" at start-up).
  */
 export async function migrateUnderLock(pool: pg.Pool, schema: string, ddl: string): Promise<void> {
-  await withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
-    await client.query(ddl);
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
+        await client.query(ddl);
+      });
+      return;
+    } catch (error) {
+      // DDL of another schema at the same moment (another gateway's migration, a schema being
+      // dropped) can still meet this one on the shared catalog; PostgreSQL then aborts one of the
+      // two transactions, which is meant to be run again: the DDL is idempotent and was rolled back
+      if ((error as { code?: unknown }).code !== DEADLOCK_DETECTED || attempt === MIGRATION_ATTEMPTS) throw error;
+    }
+  }
 }
+
+/** SQLSTATE `deadlock_detected`. */
+const DEADLOCK_DETECTED = '40P01';
+/** Migration transactions tried before a deadlock is reported as the start-up failure. */
+const MIGRATION_ATTEMPTS = 5;
 
 /** Runs `fn` in a transaction on one pooled connection; a failed connection is discarded. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {

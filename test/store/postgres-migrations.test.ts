@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresKeyStore } from '../../src/auth/postgres-key-store.js';
 import { PostgresContainerStore } from '../../src/containers/postgres-containers.js';
 import { PostgresFileSearchStore } from '../../src/files/postgres-store.js';
-import { createPool, PostgresResponseStore } from '../../src/store/postgres.js';
+import { createPool, migrate, PostgresResponseStore } from '../../src/store/postgres.js';
+import { MIGRATION_LOCK } from '../../src/store/postgres-pool.js';
 import { dropSchemas, PG_URL, postgresAbsent, probePostgres } from '../helpers/postgres.js';
 
 const pgUnavailable = await probePostgres(PG_URL);
@@ -38,6 +39,29 @@ describe('PostgreSQL migrations of replicas starting together', () => {
         return 'opened';
       };
       expect(await Promise.allSettled([replica(), replica(), replica()])).toEqual([0, 1, 2].map(() => ({ status: 'fulfilled', value: 'opened' })));
+    }
+  });
+
+  it('runs a migration again when PostgreSQL aborts it in a deadlock, and opens', async () => {
+    const schema = `switchyard_test_${randomBytes(6).toString('hex')}`;
+    schemas.push(schema);
+    const pool = createPool(PG_URL, { max: 4 });
+    const other = await pool.connect();
+    try {
+      await migrate(pool, schema);
+      // another transaction holds the table the migration indexes, then waits for the migration's
+      // lock: a cycle, which the migration (waiting first) detects after deadlock_timeout and loses
+      await other.query('BEGIN');
+      await other.query(`LOCK TABLE ${schema}.responses IN ACCESS EXCLUSIVE MODE`);
+      const migrating = migrate(pool, schema);
+      const outcome = migrating.then(() => 'migrated', (error: { code?: string }) => `failed: ${error.code}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await other.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [MIGRATION_LOCK, schema]);
+      await other.query('COMMIT');
+      expect(await outcome).toBe('migrated');
+    } finally {
+      other.release();
+      await pool.end();
     }
   });
 });
