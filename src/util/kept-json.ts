@@ -1,3 +1,5 @@
+import { isInterned } from './interned-member.js';
+
 /** Deeper than this, a value is treated as different (no unbounded recursion on hostile schemas). */
 const MAX_DEPTH = 64;
 
@@ -38,8 +40,18 @@ export class KeptJson<T> {
   }
 }
 
-/** A kept value as plain JSON, its objects' keys listed once (compared without allocating). */
-type Snapshot = string | number | boolean | null | Snapshot[] | { keys: string[]; values: Snapshot[] };
+/**
+ * A kept value as plain JSON, its objects' keys listed once (compared without allocating). An
+ * object remembers the last interned value found equal to it (`same`, util/interned-member.ts:
+ * parsed JSON, deeply frozen, shared by the requests that send it): that value cannot have changed,
+ * so meeting it again ends the comparison there.
+ */
+type Snapshot = string | number | boolean | null | Snapshot[] | SnapshotObject;
+interface SnapshotObject {
+  keys: string[];
+  values: Snapshot[];
+  same?: object;
+}
 
 /** `JSON.parse(json)`, objects turned into their key and value lists. */
 export function snapshotOf(json: string): Snapshot {
@@ -79,6 +91,7 @@ export function sameJson(value: unknown, snapshot: Snapshot, depth = 0): boolean
     return true;
   }
   if (Array.isArray(snapshot)) return false;
+  if (snapshot.same === value) return true;
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
   const object = value as Record<string, unknown>;
@@ -93,7 +106,10 @@ export function sameJson(value: unknown, snapshot: Snapshot, depth = 0): boolean
     if (keys[at] !== key || !sameJson(member, values[at], depth + 1)) return false;
     at++;
   }
-  return at === keys.length;
+  if (at !== keys.length) return false;
+  // isFrozen first: a request's own objects never are, and it costs less than the set's lookup
+  if (Object.isFrozen(object) && isInterned(object)) snapshot.same = object;
+  return true;
 }
 
 /**

@@ -1,0 +1,67 @@
+// A coding agent's tool list, resent with every request, is parsed once and then taken as kept
+// (src/util/interned-member.ts, src/http/json.ts). Through the gateway, every send of the same Codex
+// request — compact as Codex sends it, and pretty-printed as the fixtures hold it — must answer as
+// the first did and send the model the same request; a body that changes one tool must be seen
+// changed, and one that breaks after the list must still be a 400.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const FIXTURE = readFileSync(new URL('../fixtures/codex/fallback-tool/0002-request.json', import.meta.url));
+
+describe('a resent tool list through the gateway', () => {
+  let tg: TestGateway;
+  beforeAll(async () => {
+    tg = await startTestGateway();
+  });
+  afterAll(() => tg.close());
+
+  /** Sends `body` and returns the final Response and the upstream request it caused. */
+  async function send(body: string | Buffer): Promise<{ response: Record<string, any>; upstream: Record<string, any> }> {
+    const before = tg.simulator.requests.length;
+    const res = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(200);
+    const events = await readSse(res);
+    const response = events.at(-1)!.response;
+    expect(response.status).toBe('completed');
+    const upstream = tg.simulator.requests.slice(before);
+    expect(upstream).toHaveLength(1);
+    return { response, upstream: upstream[0].body as Record<string, any> };
+  }
+
+  /** The parts of a Response that do not change from one turn to the next (ids and times do). */
+  const lasting = (response: Record<string, any>) => ({ tools: response.tools, text: response.output.at(-1)?.content?.[0]?.text, usage: response.usage });
+
+  it('answers every send of the same body alike and sends the model the same request, compact and pretty-printed', async () => {
+    const parsed = JSON.parse(FIXTURE.toString('utf8'));
+    for (const body of [JSON.stringify(parsed), FIXTURE]) {
+      const first = await send(body);
+      expect(first.response.tools.map((tool: any) => tool.type)).toEqual(parsed.tools.map((tool: any) => tool.type));
+      for (let i = 0; i < 4; i++) {
+        const again = await send(body);
+        expect(lasting(again.response)).toEqual(lasting(first.response));
+        expect(JSON.stringify(again.upstream)).toBe(JSON.stringify(first.upstream));
+      }
+    }
+  });
+
+  it('sees a changed tool at once, and still refuses a body broken after the list', async () => {
+    const parsed = JSON.parse(FIXTURE.toString('utf8'));
+    const body = JSON.stringify(parsed);
+    for (let i = 0; i < 3; i++) await send(body);
+    // one character, so the bytes keep their length (and their place in the body)
+    const changed = structuredClone(parsed);
+    const description: string = changed.tools[0].description;
+    changed.tools[0].description = `${description[0] === 'X' ? 'Y' : 'X'}${description.slice(1)}`;
+    expect(JSON.stringify(changed).length).toBe(body.length);
+    const after = await send(JSON.stringify(changed));
+    expect(after.response.tools[0].description).toBe(changed.tools[0].description);
+    expect(after.upstream.tools[0].function.description).toBe(changed.tools[0].description);
+    expect(lasting((await send(body)).response).tools[0].description).toBe(parsed.tools[0].description);
+
+    const broken = `${body.slice(0, body.lastIndexOf('}'))},}`;
+    const res = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: broken });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
+  });
+});

@@ -1,0 +1,169 @@
+// InternedMember (src/util/interned-member.ts) parses a tool list that clients resend once, and puts
+// the kept value in place of its bytes: every body must still parse to exactly what JSON.parse
+// gives, whatever surrounds the kept bytes (another list, a nested copy, a later duplicate key,
+// broken JSON), and the kept value must be frozen and shared.
+import { describe, expect, it } from 'vitest';
+import { InternedMember, isInterned, jsonValueEnd } from '../../src/util/interned-member.js';
+import { snapshotOf, sameJson } from '../../src/util/kept-json.js';
+
+const tools = (n: number, tag = '') =>
+  Array.from({ length: n }, (_, i) => ({
+    type: 'function',
+    name: `tool_${i}${tag}`,
+    description: `Does thing ${i} — with “quotes”, \\ and "escapes" ✓`,
+    parameters: { type: 'object', properties: { path: { type: 'string', description: 'a [bracket] and a {brace}' } }, required: ['path'] },
+  }));
+
+/** A parser that records what it was given (the body, or the body with the sentinel in place of a kept list). */
+function recordingParser() {
+  const seen: string[] = [];
+  const parse = (body: Buffer) => {
+    const text = body.toString('utf8');
+    seen.push(text);
+    return JSON.parse(text);
+  };
+  return { seen, parse };
+}
+
+const LIMITS = { minBytes: 256, maxBytes: 1 << 20, count: 4, totalBytes: 1 << 20 };
+
+describe('InternedMember', () => {
+  it('keeps a list once bodies with it were parsed twice, then parses around it: the same value, frozen and shared', () => {
+    const interned = new InternedMember('tools', LIMITS);
+    const { seen, parse } = recordingParser();
+    const list = tools(6);
+    const listJson = JSON.stringify(list);
+    const values = [1, 2, 3, 4].map((turn) => {
+      // Codex's shape: the input grows every turn and the tools come after it
+      const body = JSON.stringify({ model: 'm', input: Array.from({ length: turn }, (_, i) => ({ role: 'user', content: `turn ${i} ✓` })), tools: list, store: false });
+      const value = interned.parse(Buffer.from(body), parse) as Record<string, unknown>;
+      expect(value).toEqual(JSON.parse(body));
+      expect(Object.keys(value)).toEqual(['model', 'input', 'tools', 'store']);
+      return value;
+    });
+    // turns 1 and 2 parsed in full (the second also found and parsed the list); 3 and 4 around it
+    expect(seen.filter((text) => text.includes(listJson))).toHaveLength(3);
+    expect(seen.slice(-2).every((text) => !text.includes('tool_0'))).toBe(true);
+    expect(Object.isFrozen(values[2].tools)).toBe(true);
+    expect(isInterned((values[2].tools as object[])[0])).toBe(true);
+    // one value for every body with these bytes (turn 2 got it too, once it was kept)
+    expect(values[1].tools).toBe(values[2].tools);
+    expect(values[3].tools).toBe(values[2].tools);
+    expect(values[0].tools).not.toBe(values[2].tools);
+    expect(() => {
+      (values[3].tools as Array<Record<string, unknown>>)[0].name = 'changed';
+    }).toThrow(TypeError);
+  });
+
+  it('finds a list sent before a growing input (counted from the start) and sent with spaces', () => {
+    const interned = new InternedMember('tools', LIMITS);
+    const { seen, parse } = recordingParser();
+    const list = tools(4);
+    for (let turn = 1; turn <= 4; turn++) {
+      const body = JSON.stringify({ model: 'm', tools: list, input: 'x'.repeat(turn * 100) }, null, 2);
+      expect(interned.parse(Buffer.from(body), parse)).toEqual(JSON.parse(body));
+    }
+    expect(seen.slice(-2).every((text) => !text.includes('tool_0'))).toBe(true);
+  });
+
+  it('takes nothing from a nested copy of a kept list, a later duplicate key, or other bytes at its place', () => {
+    const interned = new InternedMember('tools', LIMITS);
+    const { parse } = recordingParser();
+    const list = tools(4);
+    const other = tools(4, 'b');
+    const prefix = '{"model":"mmmmmmmmmmmmmmmmmmmmmmmmmmmmmm","tools":';
+    for (let i = 0; i < 2; i++) interned.parse(Buffer.from(`${prefix}${JSON.stringify(list)}}`), parse);
+    const listJson = JSON.stringify(list);
+    // the kept list at its offset, but inside another member: the top-level list is another
+    const head = '{"x":{"k":"';
+    const nested = `${head}${'p'.repeat(prefix.length - head.length - '","tools":'.length)}","tools":${listJson}},"tools":${JSON.stringify(other)}}`;
+    // and at its offset as a top-level member that a later one overrides
+    const duplicate = `${prefix}${listJson},"tools":${JSON.stringify(other)}}`;
+    for (const body of [nested, duplicate]) {
+      expect(body.indexOf(listJson)).toBe(prefix.length);
+      const value = interned.parse(Buffer.from(body), parse) as Record<string, unknown>;
+      expect(value).toEqual(JSON.parse(body));
+      expect((value.tools as Array<{ name: string }>)[0].name).toBe('tool_0b');
+    }
+    // the same length, one character different
+    const changed = JSON.stringify(list).replace('tool_3', 'tool_4');
+    const body = `${prefix}${changed}}`;
+    const changedValue = interned.parse(Buffer.from(body), parse) as Record<string, unknown>;
+    expect(changedValue).toEqual(JSON.parse(body));
+    expect(Object.isFrozen(changedValue.tools)).toBe(false);
+  });
+
+  it('fails a broken body as parsing it whole does, and keeps nothing too small', () => {
+    const interned = new InternedMember('tools', LIMITS);
+    const { parse } = recordingParser();
+    const list = tools(4);
+    const prefix = '{"model":"m","tools":';
+    for (let i = 0; i < 2; i++) interned.parse(Buffer.from(`${prefix}${JSON.stringify(list)}}`), parse);
+    const broken = `${prefix}${JSON.stringify(list)},}`;
+    expect(() => JSON.parse(broken)).toThrow();
+    expect(() => interned.parse(Buffer.from(broken), parse)).toThrow(/JSON/);
+
+    const small = new InternedMember('tools', LIMITS);
+    const tiny = recordingParser();
+    const body = Buffer.from(`${prefix}[{"type":"function","name":"f"}],"pad":"${'p'.repeat(300)}"}`);
+    for (let i = 0; i < 4; i++) expect(Object.isFrozen((small.parse(body, tiny.parse) as { tools: unknown }).tools)).toBe(false);
+  });
+
+  it('keeps at most `count` lists, the least recently used leaving first', () => {
+    const interned = new InternedMember('tools', { ...LIMITS, count: 2 });
+    const { parse } = recordingParser();
+    const bodyOf = (tag: string) => Buffer.from(JSON.stringify({ model: 'm', tools: tools(3, tag) }));
+    const frozen = (tag: string) => Object.isFrozen((interned.parse(bodyOf(tag), parse) as { tools: unknown }).tools);
+    for (const tag of ['a', 'a', 'b', 'b']) frozen(tag);
+    expect(frozen('a')).toBe(true);
+    for (const tag of ['c', 'c']) frozen(tag);
+    // b was used least recently
+    expect(frozen('a')).toBe(true);
+    expect(frozen('c')).toBe(true);
+    expect(frozen('b')).toBe(false);
+  });
+
+  it('stops keeping lists of the same names whose bytes change every time (a date in a description)', () => {
+    const interned = new InternedMember('tools', LIMITS);
+    const { seen, parse } = recordingParser();
+    for (let i = 0; i < 20; i++) {
+      const list = tools(3).map((tool) => ({ ...tool, description: `${tool.description} at ${1000 + i}` }));
+      const body = JSON.stringify({ model: 'm', tools: list });
+      expect(interned.parse(Buffer.from(body), parse)).toEqual(JSON.parse(body));
+    }
+    // each keeping parses the list alone: three times, then never again
+    expect(seen.filter((text) => text.startsWith('[')).length).toBe(3);
+  });
+});
+
+describe('sameJson with interned values', () => {
+  it('ends at an interned value it found equal before, and never at a value that can change', () => {
+    const interned = new InternedMember('tools', LIMITS);
+    const { parse } = recordingParser();
+    const body = Buffer.from(JSON.stringify({ model: 'm', tools: tools(3) }));
+    let value: { tools: Array<Record<string, unknown>> } = { tools: [] };
+    for (let i = 0; i < 3; i++) value = interned.parse(body, parse) as typeof value;
+    const schema = value.tools[0].parameters as object;
+    expect(isInterned(schema)).toBe(true);
+    const snapshot = snapshotOf(JSON.stringify(schema));
+    expect(sameJson(schema, snapshot)).toBe(true);
+    expect(sameJson(schema, snapshot)).toBe(true);
+    expect(sameJson({ type: 'object' }, snapshot)).toBe(false);
+    // a request's own object, equal and then changed, is compared again
+    const own = JSON.parse(JSON.stringify(schema));
+    expect(sameJson(own, snapshot)).toBe(true);
+    own.required = ['other'];
+    expect(sameJson(own, snapshot)).toBe(false);
+  });
+});
+
+describe('jsonValueEnd', () => {
+  it('ends an array or object at its closing bracket, brackets and escaped quotes in strings skipped', () => {
+    const text = ' \n [{"a":"]}\\"[{","b":[1,{"c":"\\\\"}]}] ,"next":1';
+    const end = jsonValueEnd(Buffer.from(text), 0);
+    expect(JSON.parse(text.slice(0, end))).toEqual([{ a: ']}"[{', b: [1, { c: '\\' }] }]);
+    expect(text.slice(end)).toBe(' ,"next":1');
+    expect(jsonValueEnd(Buffer.from('"string"'), 0)).toBe(0);
+    expect(jsonValueEnd(Buffer.from('[1,[2]'), 0)).toBe(0);
+  });
+});
