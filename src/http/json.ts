@@ -49,6 +49,15 @@ function parseBody(body: Buffer): unknown {
   return parseClientJson(text, 'request body');
 }
 
+/** A WebSocket message's JSON (`parseClientJson`), its tool list taken as kept when the client sent it before. */
+export function parseClientMessage(bytes: Buffer): unknown {
+  return internedTools.parse(bytes, parseMessage);
+}
+
+function parseMessage(bytes: Buffer): unknown {
+  return parseClientJson(utf8Text(bytes), 'message');
+}
+
 /** Reads a body as bytes, refusing more than `limit` bytes with 413 before buffering them. */
 export function readRawBody(req: HttpRequest, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);

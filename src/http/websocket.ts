@@ -7,14 +7,14 @@ import type { Logger } from '../util/logger.js';
 import { firstEvent } from '../util/events.js';
 import type { ResponseStore, StoredResponse } from '../store/store.js';
 import { writeErrorAndClose } from './client-errors.js';
-import { parseClientJson } from './json.js';
+import { parseClientMessage } from './json.js';
 import type { ApiKey, KeyRing } from '../auth/key-ring.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import { authenticate } from './authenticate.js';
 import type { Limiter } from './limiter.js';
 import { TurnAbort } from '../util/abort.js';
 import { deepFreeze } from '../util/freeze.js';
-import { utf8Text, wireText } from '../util/utf8.js';
+import { wireText } from '../util/utf8.js';
 
 /**
  * WebSocket mode of the Responses API (responses-api.md §6): `GET /v1/responses` upgraded to a
@@ -136,7 +136,7 @@ export function attachResponsesWebSocket(server: Server, deps: ResponsesWebSocke
 
 /** One client connection: a queue of messages handled one at a time, and its response cache. */
 class Connection {
-  private readonly queue: string[] = [];
+  private readonly queue: Buffer[] = [];
   private running = false;
   private closed = false;
   private alive = true;
@@ -193,7 +193,7 @@ class Connection {
   private onMessage(data: RawData): void {
     if (this.closed) return;
     this.alive = true;
-    this.queue.push(rawToString(data));
+    this.queue.push(rawBytes(data));
     if (this.queue.length >= MAX_QUEUED && !this.ws.isPaused) this.ws.pause();
     void this.pump();
   }
@@ -216,10 +216,10 @@ class Connection {
     this.running = true;
     try {
       while (!this.closed && this.queue.length > 0) {
-        const text = this.queue.shift()!;
+        const bytes = this.queue.shift()!;
         if (this.ws.isPaused && this.queue.length <= MAX_QUEUED / 2) this.ws.resume();
         try {
-          await this.handle(text);
+          await this.handle(bytes);
         } catch (err) {
           this.deps.log.error({ err }, 'websocket message handling failed');
         }
@@ -229,10 +229,10 @@ class Connection {
     }
   }
 
-  private async handle(text: string): Promise<void> {
+  private async handle(bytes: Buffer): Promise<void> {
     let message: unknown;
     try {
-      message = parseClientJson(text, 'message');
+      message = parseClientMessage(bytes);
     } catch (err) {
       this.sendError(err, 0);
       return;
@@ -369,8 +369,8 @@ class Connection {
   }
 }
 
-function rawToString(data: RawData): string {
-  if (Array.isArray(data)) return utf8Text(Buffer.concat(data));
-  if (data instanceof ArrayBuffer) return utf8Text(Buffer.from(data));
-  return utf8Text(data);
+function rawBytes(data: RawData): Buffer {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  if (data instanceof ArrayBuffer) return Buffer.from(data);
+  return data;
 }

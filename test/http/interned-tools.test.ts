@@ -1,10 +1,12 @@
 // A coding agent's tool list, resent with every request, is parsed once and then taken as kept
 // (src/util/interned-member.ts, src/http/json.ts). Through the gateway, every send of the same Codex
-// request — compact as Codex sends it, and pretty-printed as the fixtures hold it — must answer as
+// request — compact as Codex sends it, pretty-printed as the fixtures hold it, and as WebSocket
+// messages (Codex's mode) — must answer as
 // the first did and send the model the same request; a body that changes one tool must be seen
 // changed, and one that breaks after the list must still be a 400.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const FIXTURE = readFileSync(new URL('../fixtures/codex/fallback-tool/0002-request.json', import.meta.url));
@@ -63,5 +65,34 @@ describe('a resent tool list through the gateway', () => {
     const res = await fetch(`${tg.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: broken });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
+  });
+
+  it('answers every WebSocket message of the same body alike', async () => {
+    const ws = new WebSocket(`${tg.gateway.url.replace('http', 'ws')}/v1/responses`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const turn = (message: string) =>
+      new Promise<{ response: Record<string, any>; upstream: Record<string, any> }>((resolve, reject) => {
+        const before = tg.simulator.requests.length;
+        const onMessage = (data: WebSocket.RawData) => {
+          const event = JSON.parse(String(data));
+          if (event.type === 'error') reject(new Error(JSON.stringify(event)));
+          if (event.type === 'response.completed') {
+            ws.off('message', onMessage);
+            resolve({ response: event.response, upstream: tg.simulator.requests[before].body as Record<string, any> });
+          }
+        };
+        ws.on('message', onMessage);
+        ws.send(message);
+      });
+    const { stream: _stream, ...body } = JSON.parse(FIXTURE.toString('utf8'));
+    const message = JSON.stringify({ type: 'response.create', ...body });
+    const first = await turn(message);
+    expect(first.response.tools).toHaveLength(body.tools.length);
+    for (let i = 0; i < 4; i++) {
+      const again = await turn(message);
+      expect(lasting(again.response)).toEqual(lasting(first.response));
+      expect(JSON.stringify(again.upstream)).toBe(JSON.stringify(first.upstream));
+    }
+    ws.close();
   });
 });
