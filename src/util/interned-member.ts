@@ -10,6 +10,8 @@ const SIGHTINGS_BEFORE_KEEPING = 2;
  * description) is not found and parsed again on every other request.
  */
 const MAX_KEPT_PER_NAMES = 3;
+/** How many more places a kept list is found at (bodies whose lengths before and after it both change are not followed). */
+const MAX_PLACES_PER_NAMES = 16;
 
 interface Kept {
   /** The member's value as the client sent it (UTF-8 JSON, its spacing included). */
@@ -51,8 +53,8 @@ export class InternedMember {
   /** Most recently used first. */
   private readonly kept: Kept[] = [];
   private keptBytes = 0;
-  /** Lists by their names: bodies parsed in full since the last keeping, and how often kept (cleared when full). */
-  private readonly seen = new Map<string, { sightings: number; kept: number }>();
+  /** Lists by their names: bodies parsed in full before keeping, how often kept and found at another place (cleared when full). */
+  private readonly seen = new Map<string, { sightings: number; kept: number; places: number }>();
 
   /** `limits`: a list is kept when its JSON has `minBytes` to `maxBytes` bytes; `count` lists of `totalBytes` at most. */
   constructor(
@@ -120,7 +122,11 @@ export class InternedMember {
     return value;
   }
 
-  /** Counts a list by its names; at the second sighting, keeps it if its bytes are found whole as the body's member. */
+  /**
+   * Counts a list by its names; at the second sighting — at once for a list of names kept before,
+   * seen at a place of its own (another session's body) — keeps it if its bytes are found whole as
+   * the body's member.
+   */
   private learn(body: Buffer, value: unknown, parse: (body: Buffer) => unknown): void {
     if (!isObject(value)) return;
     const member = value[this.key];
@@ -129,23 +135,27 @@ export class InternedMember {
     let seen = this.seen.get(names);
     if (seen === undefined) {
       if (this.seen.size >= 1024) this.seen.clear();
-      seen = { sightings: 0, kept: 0 };
+      seen = { sightings: 0, kept: 0, places: 0 };
       this.seen.set(names, seen);
     }
-    if (seen.kept >= MAX_KEPT_PER_NAMES || ++seen.sightings < SIGHTINGS_BEFORE_KEEPING) return;
-    seen.sightings = 0;
+    if (seen.kept >= MAX_KEPT_PER_NAMES || seen.places >= MAX_PLACES_PER_NAMES) return;
+    if (seen.kept === 0 && ++seen.sightings < SIGHTINGS_BEFORE_KEEPING) return;
     const kept = this.find(body, member, parse);
     // not found whole as the body's member: not looked for again
     if (kept === undefined) seen.kept = MAX_KEPT_PER_NAMES;
     else {
-      seen.kept++;
+      if (this.kept.some((other) => other.value === kept.value)) seen.places++;
+      else seen.kept++;
       this.keep(kept);
       // this request too: one value for every request that sends these bytes
       value[this.key] = kept.value;
     }
   }
 
-  /** The body's member as its bytes (the first occurrences of `"key":` are tried) and their parsed value. */
+  /**
+   * The body's member as its bytes (the first occurrences of `"key":` are tried) and their parsed
+   * value — a kept list's own bytes and value when it is one (kept again at this place).
+   */
   private find(body: Buffer, member: unknown[], parse: (body: Buffer) => unknown): Kept | undefined {
     let at = -1;
     for (let n = 0; n < 4; n++) {
@@ -154,16 +164,22 @@ export class InternedMember {
       const start = at + this.prefix.length;
       const end = jsonValueEnd(body, start);
       if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes) continue;
-      // a copy: a kept list does not hold the body's memory
-      const bytes = Buffer.from(body.subarray(start, end));
+      const place = { fromStart: start, fromEnd: body.length - end };
+      const sent = body.subarray(start, end);
+      const known = this.kept.find((kept) => kept.bytes.equals(sent));
+      if (known !== undefined) {
+        if (isDeepStrictEqual(known.value, member)) return { ...place, bytes: known.bytes, value: known.value };
+        continue;
+      }
       let value: unknown;
       try {
-        value = parse(bytes);
+        value = parse(sent);
       } catch {
         continue;
       }
-      // the body's own member (checked with the body, at its depth), not a nested list
-      if (isDeepStrictEqual(value, member)) return { bytes, value: intern(value), fromStart: start, fromEnd: body.length - end };
+      // the body's own member (checked with the body, at its depth), not a nested list;
+      // its bytes copied: a kept list does not hold the body's memory
+      if (isDeepStrictEqual(value, member)) return { ...place, bytes: Buffer.from(sent), value: intern(value) };
     }
     return undefined;
   }

@@ -111,16 +111,38 @@ describe('InternedMember', () => {
 
   it('keeps at most `count` lists, the least recently used leaving first', () => {
     const interned = new InternedMember('tools', { ...LIMITS, count: 2 });
-    const { parse } = recordingParser();
+    const { seen, parse } = recordingParser();
     const bodyOf = (tag: string) => Buffer.from(JSON.stringify({ model: 'm', tools: tools(3, tag) }));
-    const frozen = (tag: string) => Object.isFrozen((interned.parse(bodyOf(tag), parse) as { tools: unknown }).tools);
-    for (const tag of ['a', 'a', 'b', 'b']) frozen(tag);
-    expect(frozen('a')).toBe(true);
-    for (const tag of ['c', 'c']) frozen(tag);
-    // b was used least recently
-    expect(frozen('a')).toBe(true);
-    expect(frozen('c')).toBe(true);
-    expect(frozen('b')).toBe(false);
+    /** Whether the body was parsed around a kept list (the last text parsed does not hold it). */
+    const aroundKept = (tag: string) => {
+      interned.parse(bodyOf(tag), parse);
+      return !seen.at(-1)!.includes(`tool_0${tag}`);
+    };
+    for (const tag of ['a', 'a', 'b', 'b']) aroundKept(tag);
+    expect(aroundKept('a')).toBe(true);
+    for (const tag of ['c', 'c']) aroundKept(tag);
+    // b was used least recently: parsed in full (and kept again at once)
+    expect(aroundKept('a')).toBe(true);
+    expect(aroundKept('c')).toBe(true);
+    expect(aroundKept('b')).toBe(false);
+    expect(aroundKept('b')).toBe(true);
+  });
+
+  it('serves sessions that send the same list at different places, each from its first body after the list was kept there', () => {
+    const interned = new InternedMember('tools', { ...LIMITS, count: 8 });
+    const { seen, parse } = recordingParser();
+    const list = tools(4);
+    // five sessions: the list after inputs and before suffixes of their own lengths
+    const bodyOf = (session: number, turn: number) =>
+      Buffer.from(JSON.stringify({ model: 'm'.repeat(session + 1), input: 'i'.repeat(turn * 10 + session), tools: list, key: 'k'.repeat(session * 7) }));
+    const values = [];
+    for (let turn = 0; turn < 4; turn++) for (let session = 0; session < 5; session++) values.push(interned.parse(bodyOf(session, turn), parse) as { tools: unknown });
+    for (const [i, value] of values.entries()) expect(value).toEqual(JSON.parse(bodyOf(i % 5, Math.floor(i / 5)).toString()));
+    // parsed once to keep it, then only found at each session's place: from the third round on,
+    // no session's body holds it when parsed
+    expect(seen.filter((text) => text.startsWith('[')).length).toBe(1);
+    expect(seen.slice(-10).every((text) => !text.includes('tool_0'))).toBe(true);
+    expect(new Set(values.slice(-10).map((value) => value.tools)).size).toBe(1);
   });
 
   it('stops keeping lists of the same names whose bytes change every time (a date in a description)', () => {
