@@ -1,13 +1,13 @@
 // A coding agent's tool list, resent with every request, is parsed once and then taken as kept
 // (src/util/interned-member.ts, src/http/json.ts). Through the gateway, every send of the same Codex
 // request — compact as Codex sends it, pretty-printed as the fixtures hold it, and as WebSocket
-// messages (Codex's mode) — must answer as
+// messages (Codex's mode), and Anthropic Messages requests (Claude Code's) — must answer as
 // the first did and send the model the same request; a body that changes one tool must be seen
 // changed, and one that breaks after the list must still be a 400.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { readSse, scripted, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const FIXTURE = readFileSync(new URL('../fixtures/codex/fallback-tool/0002-request.json', import.meta.url));
 
@@ -94,5 +94,30 @@ describe('a resent tool list through the gateway', () => {
       expect(JSON.stringify(again.upstream)).toBe(JSON.stringify(first.upstream));
     }
     ws.close();
+  });
+
+  it('answers every send of the same Messages request alike (Claude Code resends its tools too)', async () => {
+    const tools = Array.from({ length: 12 }, (_, i) => ({
+      name: `tool_${i}`,
+      description: `Tool ${i}: reads a file — “quoted”, with \\ and "escapes".`,
+      input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    }));
+    const body = JSON.stringify({
+      model: 'm',
+      max_tokens: 100,
+      tools,
+      messages: [{ role: 'user', content: scripted({ rounds: [{ tool_calls: [{ name: 'tool_3', arguments: { path: 'a.txt' } }] }] }) }],
+    });
+    const send = async () => {
+      const before = tg.simulator.requests.length;
+      const res = await fetch(`${tg.gateway.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body });
+      expect(res.status).toBe(200);
+      const message = (await res.json()) as { content: Array<Record<string, unknown>>; stop_reason: string };
+      return { content: message.content.map(({ type, name, input }) => ({ type, name, input })), stop: message.stop_reason, upstream: JSON.stringify(tg.simulator.requests[before].body) };
+    };
+    const first = await send();
+    expect(first.content).toEqual([{ type: 'tool_use', name: 'tool_3', input: { path: 'a.txt' } }]);
+    expect(first.stop).toBe('tool_use');
+    for (let i = 0; i < 4; i++) expect(await send()).toEqual(first);
   });
 });
