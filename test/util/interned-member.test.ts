@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { InternedMember, isInterned, jsonValueEnd } from '../../src/util/interned-member.js';
 import { snapshotOf, sameJson } from '../../src/util/kept-json.js';
+import { prng } from '../reliability/hostile-input.js';
 
 const tools = (n: number, tag = '') =>
   Array.from({ length: n }, (_, i) => ({
@@ -155,6 +156,53 @@ describe('InternedMember', () => {
     }
     // each keeping parses the list alone: three times, then never again
     expect(seen.filter((text) => text.startsWith('[')).length).toBe(3);
+  });
+});
+
+describe('InternedMember, seeded fuzz', () => {
+  it('parses 3,000 bodies around kept lists exactly as JSON.parse does, or fails where it fails', () => {
+    const random = prng(20261204);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+    const lists = [JSON.stringify(tools(5)), JSON.stringify(tools(3, 'x'), null, 1), JSON.stringify(tools(8, 'y'))];
+    const interned = new InternedMember('tools', LIMITS);
+    const parse = (body: Buffer) => JSON.parse(body.toString('utf8'));
+    /** A body around `list`: an input before or after it, nested copies, duplicate keys, spacing. */
+    const bodyAround = (list: string): string => {
+      const input = JSON.stringify('i'.repeat(Math.floor(random() * 40)));
+      const nested = `{"x":{"tools":${pick(lists)}}}`;
+      const members = [`"model":"m"`, `"input":${input}`, `"tools":${list}`];
+      if (random() < 0.2) members.push(`"tools":${pick(lists)}`);
+      if (random() < 0.2) members.splice(1, 0, `"meta":${nested}`);
+      if (random() < 0.5) members.push(members.splice(2, 1)[0]);
+      return `{${members.join(random() < 0.2 ? ' ,\n ' : ',')}}`;
+    };
+    /** The body with one ASCII character changed, removed or added somewhere (often not JSON any more). */
+    const damaged = (text: string): string => {
+      const at = Math.floor(random() * text.length);
+      const char = pick(['"', ',', '}', ']', '[', '{', ':', 'a', '1', ' ', '\\']);
+      const kind = random();
+      if (kind < 0.4) return text.slice(0, at) + char + text.slice(at + 1);
+      if (kind < 0.7) return text.slice(0, at) + text.slice(at + 1);
+      return text.slice(0, at) + char + text.slice(at);
+    };
+    const outcome = (run: () => unknown) => {
+      try {
+        return { ok: JSON.stringify(run()) };
+      } catch {
+        return { failed: true };
+      }
+    };
+    let around = 0;
+    for (let i = 0; i < 3000; i++) {
+      let text = bodyAround(pick(lists));
+      if (random() < 0.3) text = damaged(text);
+      let value: { tools?: unknown } | undefined;
+      const got = outcome(() => (value = interned.parse(Buffer.from(text), parse) as typeof value));
+      expect(got).toEqual(outcome(() => JSON.parse(text)));
+      if (value?.tools !== undefined && Object.isFrozen(value.tools)) around++;
+    }
+    // most well-formed bodies were parsed around a kept list
+    expect(around).toBeGreaterThan(1000);
   });
 });
 
