@@ -4,12 +4,19 @@ import { findTooDeep, MAX_JSON_DEPTH, pathParam } from '../util/json.js';
 import { noteModel } from '../observability/request-context.js';
 import { utf8Text, wireText } from '../util/utf8.js';
 import { InternedMember } from '../util/interned-member.js';
+import { InternedPrefix } from '../util/interned-prefix.js';
 
 /**
  * Tool lists that clients send again with every request (an agent's: Codex ≈ 18 KB, Claude Code
  * more), parsed once: 32 lists of 1 KB to 1 MB, 16 MB in all.
  */
 const internedTools = new InternedMember('tools', { minBytes: 1024, maxBytes: 1024 * 1024, count: 32, totalBytes: 16 * 1024 * 1024 });
+
+/**
+ * Histories that clients resend whole with every turn (Codex over HTTP with `store: false`), parsed
+ * once: what a turn adds is parsed, the rest taken as kept. 32 conversations, 64 MB of their bytes.
+ */
+const internedInput = new InternedPrefix('input', { minBytes: 4096, maxBytes: 8 * 1024 * 1024, count: 32, totalBytes: 64 * 1024 * 1024 });
 
 export function sendJson(res: HttpResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   sendJsonText(res, status, JSON.stringify(body), headers);
@@ -38,9 +45,13 @@ export async function readJsonBody(req: HttpRequest, limit: number): Promise<unk
 
 /** The JSON of a body `readRawBody` read (`readJsonBody` without an async layer of its own, for the hot path). */
 export function jsonBody(req: HttpRequest, body: Buffer): unknown {
-  const parsed = internedTools.parse(body, parseBody);
+  const parsed = internedInput.parse(body, parseWithTools);
   noteModel(req, parsed);
   return parsed;
+}
+
+function parseWithTools(body: Buffer): unknown {
+  return internedTools.parse(body, parseBody);
 }
 
 function parseBody(body: Buffer): unknown {

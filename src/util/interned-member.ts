@@ -207,7 +207,7 @@ export function isInterned(value: object): boolean {
 }
 
 /** `value` (parsed JSON) frozen, its objects recorded as interned. */
-function intern<T>(value: T): T {
+export function intern<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !internedObjects.has(value)) {
     Object.freeze(value);
     internedObjects.add(value);
@@ -239,6 +239,25 @@ export function jsonValueEnd(bytes: Buffer, start: number): number {
   return start;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/**
+ * Where the array whose items continue at `from` (after an item, inside the array) closes: the
+ * index of its `]`, or -1 when it does not close.
+ */
+export function arrayCloseFrom(bytes: Buffer, from: number): number {
+  let depth = 0;
+  for (let i = from; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (byte === QUOTE) {
+      for (i++; i < bytes.length && bytes[i] !== QUOTE; i++) if (bytes[i] === 0x5c) i++;
+    } else if (byte === 0x5b || byte === 0x7b) depth++;
+    else if (byte === 0x5d || byte === 0x7d) {
+      if (depth === 0) return byte === 0x5d ? i : -1;
+      depth--;
+    }
+  }
+  return -1;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -1,5 +1,6 @@
 // A coding agent's tool list, resent with every request, is parsed once and then taken as kept
-// (src/util/interned-member.ts, src/http/json.ts). Through the gateway, every send of the same Codex
+// (src/util/interned-member.ts, src/http/json.ts), and so is a history resent whole
+// (src/util/interned-prefix.ts). Through the gateway, every send of the same Codex
 // request — compact as Codex sends it, pretty-printed as the fixtures hold it, and as WebSocket
 // messages (Codex's mode), and Anthropic Messages requests (Claude Code's) — must answer as
 // the first did and send the model the same request; a body that changes one tool must be seen
@@ -119,5 +120,23 @@ describe('a resent tool list through the gateway', () => {
     expect(first.content).toEqual([{ type: 'tool_use', name: 'tool_3', input: { path: 'a.txt' } }]);
     expect(first.stop).toBe('tool_use');
     for (let i = 0; i < 4; i++) expect(await send()).toEqual(first);
+  });
+
+  it('sends the model the same request for a growing history resent whole as for the same history parsed fresh', async () => {
+    const base = JSON.parse(FIXTURE.toString('utf8'));
+    const added: Array<Record<string, unknown>> = [];
+    const upstreamOf = (request: Record<string, any>) => JSON.stringify({ messages: request.messages, tools: request.tools });
+    for (let turn = 0; turn < 8; turn++) {
+      added.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `answer ${turn} “✓”` }] });
+      added.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: `question ${turn}` }] });
+      const body = { ...base, input: [...base.input, ...added] };
+      // Codex's shape (its history kept from the third turn on) …
+      const resent = await send(JSON.stringify(body));
+      // … and the same request with a member of a new length in front, so nothing is found at a kept place
+      const fresh = await send(JSON.stringify({ user: 'u'.repeat(turn + 1), ...body }));
+      expect(upstreamOf(resent.upstream)).toBe(upstreamOf(fresh.upstream));
+      expect(resent.upstream.messages.at(-1).content).toContain(`question ${turn}`);
+      expect(lasting(resent.response)).toEqual(lasting(fresh.response));
+    }
   });
 });

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { arrayCloseFrom, intern, isObject, jsonValueEnd } from './interned-member.js';
+
+const QUOTE = 0x22;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const CLOSE = 0x5d;
+/** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
+const SIGHTINGS_BEFORE_KEEPING = 2;
+/** How many bytes after `"key":` tell bodies of one conversation apart from others. */
+const OPENING_BYTES = 256;
+/** Bytes compared at the end of a kept prefix first: conversations that share their opening differ there. */
+const TAIL_BYTES = 32;
+
+interface KeptPrefix {
+  /** `[item1,…,itemK` as the client sent it (a view into the last body that sent it). */
+  bytes: Buffer;
+  /** The K items, parsed and frozen (`intern`). */
+  items: readonly unknown[];
+  /** Where the bytes were in that body, from its start. */
+  fromStart: number;
+}
+
+/**
+ * The items at the start of a top-level array member that clients resend with every request,
+ * parsed once: a coding agent's whole history (`input`), resent on every turn by a client that
+ * stores nothing (Codex over HTTP with `store: false`), so that a turn parses what is new only.
+ *
+ * As `InternedMember` does for a whole value: a kept prefix `[item1,…,itemK` is looked for where
+ * the last body had it, followed by `,` or `]`; it is replaced by `["<sentinel>"` before
+ * `JSON.parse`, and the kept items take the sentinel's place only if the sentinel comes back as
+ * the first item of the body's top-level member: the body is then the parsed text with one item
+ * swapped for K whole items, so parsing it as sent gives the same array with them in front.
+ * Anything else parses the body as sent. The new items, found from the end of the kept prefix to
+ * the array's close (bytes read once), extend the kept prefix for the next turn. A conversation's
+ * prefix is kept once two bodies opened the array alike; the items are frozen and shared.
+ */
+export class InternedPrefix {
+  private readonly key: string;
+  private readonly prefix: Buffer;
+  private readonly sentinel = `\u0000switchyard:${randomUUID()}`;
+  private readonly opening: Buffer;
+  /** Most recently used first. */
+  private readonly kept: KeptPrefix[] = [];
+  private keptBytes = 0;
+  /** Bodies parsed in full, by the array's opening bytes (cleared when full). */
+  private readonly seen = new Map<string, number>();
+
+  /** `limits`: a prefix is kept from `minBytes` to `maxBytes` bytes; `count` of them (conversations), `totalBytes` in all. */
+  constructor(
+    key: string,
+    private readonly limits: { minBytes: number; maxBytes: number; count: number; totalBytes: number },
+  ) {
+    this.key = key;
+    this.prefix = Buffer.from(`${JSON.stringify(key)}:`, 'latin1');
+    this.opening = Buffer.from(`[${JSON.stringify(this.sentinel)}`, 'latin1');
+  }
+
+  parse(body: Buffer, parse: (body: Buffer) => unknown): unknown {
+    if (body.length < this.limits.minBytes) return parse(body);
+    for (let i = 0; i < this.kept.length; i++) {
+      if (this.holds(body, this.kept[i])) return this.parseAround(body, i, parse);
+    }
+    const value = parse(body);
+    this.learn(body, value, parse);
+    return value;
+  }
+
+  /** Whether `body` has `"key":`, the kept bytes, and then `,` or `]` at the kept place. */
+  private holds(body: Buffer, kept: KeptPrefix): boolean {
+    const start = kept.fromStart;
+    const end = start + kept.bytes.length;
+    if (start < this.prefix.length || end >= body.length || body[start - 1] !== COLON || body[start - 2] !== QUOTE) return false;
+    const tail = Math.min(TAIL_BYTES, kept.bytes.length);
+    if (body.compare(kept.bytes, kept.bytes.length - tail, kept.bytes.length, end - tail, end) !== 0) return false;
+    if (body.compare(this.prefix, 0, this.prefix.length, start - this.prefix.length, start) !== 0) return false;
+    if (body.compare(kept.bytes, 0, kept.bytes.length, start, end) !== 0) return false;
+    const next = body[skipSpace(body, end)];
+    return next === COMMA || next === CLOSE;
+  }
+
+  private parseAround(body: Buffer, index: number, parse: (body: Buffer) => unknown): unknown {
+    const kept = this.kept[index];
+    const start = kept.fromStart;
+    const end = start + kept.bytes.length;
+    const spliced = Buffer.concat([body.subarray(0, start), this.opening, body.subarray(end)], body.length - kept.bytes.length + this.opening.length);
+    let value: unknown;
+    try {
+      value = parse(spliced);
+    } catch {
+      return parse(body);
+    }
+    const member = isObject(value) ? value[this.key] : undefined;
+    if (!Array.isArray(member) || member[0] !== this.sentinel) return parse(body);
+    const added = member.slice(1);
+    const items = added.length === 0 ? kept.items : kept.items.concat(added);
+    (value as Record<string, unknown>)[this.key] = items.slice();
+    if (added.length > 0) {
+      // the kept prefix grows by the new items, read from where it ended to the array's close
+      const close = arrayCloseFrom(body, end);
+      if (close > 0 && close - start <= this.limits.maxBytes) {
+        for (const item of added) intern(item);
+        const grown = { bytes: body.subarray(start, trimEnd(body, start, close)), items, fromStart: start };
+        this.keptBytes += grown.bytes.length - kept.bytes.length;
+        this.kept[index] = grown;
+      }
+    }
+    if (index > 0) this.kept.unshift(...this.kept.splice(index, 1));
+    this.evict();
+    return value;
+  }
+
+  /** Keeps the body's array as a prefix once two bodies opened it alike (the second one's). */
+  private learn(body: Buffer, value: unknown, parse: (body: Buffer) => unknown): void {
+    if (!isObject(value)) return;
+    const member = value[this.key];
+    if (!Array.isArray(member) || member.length === 0) return;
+    const at = body.indexOf(this.prefix);
+    if (at < 0) return;
+    const start = at + this.prefix.length;
+    const opening = body.toString('latin1', start, start + OPENING_BYTES);
+    const sightings = (this.seen.get(opening) ?? 0) + 1;
+    if (sightings < SIGHTINGS_BEFORE_KEEPING) {
+      if (this.seen.size >= 1024) this.seen.clear();
+      this.seen.set(opening, sightings);
+      return;
+    }
+    this.seen.delete(opening);
+    const end = jsonValueEnd(body, start);
+    if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes || body[end - 1] !== CLOSE) return;
+    // the bytes are the body's own member (not a nested one) when a sentinel in their place comes back as it
+    const probe = Buffer.concat([body.subarray(0, start), this.opening, Buffer.from(']'), body.subarray(end)]);
+    let check: unknown;
+    try {
+      check = parse(probe);
+    } catch {
+      return;
+    }
+    const probed = isObject(check) ? check[this.key] : undefined;
+    if (!Array.isArray(probed) || probed.length !== 1 || probed[0] !== this.sentinel) return;
+    const items = member.map((item) => intern(item));
+    value[this.key] = items.slice();
+    const kept = { bytes: body.subarray(start, trimEnd(body, start, end - 1)), items, fromStart: start };
+    this.kept.unshift(kept);
+    this.keptBytes += kept.bytes.length;
+    this.evict();
+  }
+
+  private evict(): void {
+    while (this.kept.length > this.limits.count || this.keptBytes > this.limits.totalBytes) this.keptBytes -= this.kept.pop()!.bytes.length;
+  }
+}
+
+function skipSpace(bytes: Buffer, from: number): number {
+  let i = from;
+  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  return i;
+}
+
+/** `end` moved back over whitespace (not before `start`). */
+function trimEnd(bytes: Buffer, start: number, end: number): number {
+  let i = end;
+  while (i > start && (bytes[i - 1] === 0x20 || bytes[i - 1] === 0x0a || bytes[i - 1] === 0x0d || bytes[i - 1] === 0x09)) i--;
+  return i;
+}

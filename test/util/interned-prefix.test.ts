@@ -1,0 +1,132 @@
+// InternedPrefix (src/util/interned-prefix.ts) parses a resent history once: each turn parses what
+// it adds, and the kept items take the place of the rest. Every body must still parse to exactly
+// what JSON.parse gives, whatever surrounds the kept bytes, and the kept items must be frozen.
+import { describe, expect, it } from 'vitest';
+import { InternedPrefix } from '../../src/util/interned-prefix.js';
+import { prng } from '../reliability/hostile-input.js';
+
+const LIMITS = { minBytes: 256, maxBytes: 1 << 20, count: 4, totalBytes: 1 << 22 };
+
+const item = (i: number) => ({ type: 'message', role: i % 2 ? 'assistant' : 'user', content: [{ type: 'input_text', text: `item ${i}: “quoted” ✓ [{"not":"json"}] \\ "` }] });
+const history = (n: number) => Array.from({ length: n }, (_, i) => item(i));
+
+function recordingParser() {
+  const seen: string[] = [];
+  const parse = (body: Buffer) => {
+    const text = body.toString('utf8');
+    seen.push(text);
+    return JSON.parse(text);
+  };
+  return { seen, parse };
+}
+
+describe('InternedPrefix', () => {
+  it('parses only what each turn adds once two bodies opened the history alike; the kept items frozen and shared', () => {
+    const interned = new InternedPrefix('input', LIMITS);
+    const { seen, parse } = recordingParser();
+    const values: Array<{ input: Array<Record<string, unknown>> }> = [];
+    for (let turn = 3; turn < 10; turn++) {
+      const body = JSON.stringify({ model: 'm', input: history(turn), tools: [], store: false });
+      const value = interned.parse(Buffer.from(body), parse) as { input: Array<Record<string, unknown>> };
+      expect(JSON.stringify(value)).toBe(body);
+      values.push(value);
+    }
+    // turns 3 and 4 parsed whole (and turn 4 once more with a sentinel for the whole history, which
+    // proves where it is); from turn 5 on, a turn's parsed text holds only its new items
+    expect(seen).toHaveLength(2 + 1 + 5);
+    expect(seen[1]).toContain('item 0:');
+    expect(seen[2]).not.toContain('item 0:');
+    for (const [i, text] of seen.slice(3).entries()) {
+      expect(text).not.toContain('item 0:');
+      expect(text).toContain(`item ${i + 4}:`);
+    }
+    expect(Object.isFrozen(values[6].input[0])).toBe(true);
+    expect(values[6].input[0]).toBe(values[2].input[0]);
+    expect(values[6].input[5]).toBe(values[4].input[5]);
+    // each body gets an array of its own
+    expect(values[6].input).not.toBe(values[5].input);
+    expect(() => {
+      (values[6].input[0] as { role: string }).role = 'changed';
+    }).toThrow(TypeError);
+  });
+
+  it('takes nothing from a nested copy at the kept place, a later duplicate key, or a changed item', () => {
+    const interned = new InternedPrefix('input', LIMITS);
+    const { parse } = recordingParser();
+    const head = '{"model":"mmmmmmmmmmmmmmmmmmmmmmmmmmmmmm","input":';
+    const past = JSON.stringify(history(4));
+    for (let i = 0; i < 2; i++) interned.parse(Buffer.from(`${head}${past}}`), parse);
+    const open = past.slice(0, -1);
+    const nestedHead = '{"x":{"k":"';
+    const bodies = [
+      // the kept items at their offset, inside another member
+      `${nestedHead}${'p'.repeat(head.length - nestedHead.length - '","input":'.length)}","input":${open},{"n":1}]},"input":[{"top":true}]}`,
+      // at their offset as a top-level member that a later one overrides
+      `${head}${open},{"n":1}],"input":[{"top":true}]}`,
+      // one character of a kept item changed
+      `${head}${open.replace('item 3', 'item 9')},{"n":1}]}`,
+      // followed by something else than another item
+      `${head}${open} {"n":1}]}`,
+    ];
+    for (const body of bodies) {
+      expect(body.indexOf(body.includes('item 9') ? open.replace('item 3', 'item 9') : open)).toBe(head.length);
+      let expected: unknown;
+      try {
+        expected = JSON.parse(body);
+      } catch {
+        expect(() => interned.parse(Buffer.from(body), parse)).toThrow();
+        continue;
+      }
+      expect(interned.parse(Buffer.from(body), parse)).toEqual(expected);
+    }
+  });
+
+  it('keeps a conversation per place, at most `count` of them', () => {
+    const interned = new InternedPrefix('input', { ...LIMITS, count: 2 });
+    const { seen, parse } = recordingParser();
+    const bodyOf = (session: number, turn: number) =>
+      JSON.stringify({ model: 'm'.repeat(session + 1), input: [{ type: 'message', role: 'developer', content: `session ${session}` }, ...history(turn)] });
+    for (let turn = 2; turn < 6; turn++) for (const session of [0, 1]) expect(JSON.stringify(interned.parse(Buffer.from(bodyOf(session, turn)), parse))).toBe(bodyOf(session, turn));
+    expect(seen.slice(-4).every((text) => !text.includes('item 0:'))).toBe(true);
+    // a third conversation evicts the least recently used
+    for (const turn of [2, 3]) interned.parse(Buffer.from(bodyOf(2, turn)), parse);
+    interned.parse(Buffer.from(bodyOf(0, 6)), parse);
+    expect(seen.at(-1)).toContain('item 0:');
+    interned.parse(Buffer.from(bodyOf(1, 6)), parse);
+    expect(seen.at(-1)).not.toContain('item 0:');
+  });
+
+  it('seeded fuzz: 2,000 turns of growing, edited and damaged histories parse exactly as JSON.parse, or fail where it fails', () => {
+    const random = prng(20261204);
+    const interned = new InternedPrefix('input', LIMITS);
+    const parse = (body: Buffer) => JSON.parse(body.toString('utf8'));
+    const outcome = (run: () => unknown) => {
+      try {
+        return { ok: JSON.stringify(run()) };
+      } catch {
+        return { failed: true };
+      }
+    };
+    let items = history(3);
+    let around = 0;
+    for (let i = 0; i < 2000; i++) {
+      const roll = random();
+      if (roll < 0.6) items = [...items, item(items.length)];
+      else if (roll < 0.7) items = items.slice(0, Math.max(1, items.length - 2));
+      else if (roll < 0.75) items = history(3);
+      const members = [`"model":"m"`, `"input":${JSON.stringify(items)}`, `"store":false`];
+      if (random() < 0.1) members.push(`"input":${JSON.stringify(items.slice(0, 2))}`);
+      if (random() < 0.1) members.unshift(`"x":{"input":${JSON.stringify(items)}}`);
+      let text = `{${members.join(random() < 0.1 ? ' , ' : ',')}}`;
+      if (random() < 0.2) {
+        const at = Math.floor(random() * text.length);
+        text = random() < 0.5 ? text.slice(0, at) + text.slice(at + 1) : text.slice(0, at) + ',]}"['[Math.floor(random() * 5)] + text.slice(at);
+      }
+      let value: { input?: unknown[] } | undefined;
+      const got = outcome(() => (value = interned.parse(Buffer.from(text), parse) as typeof value));
+      expect(got).toEqual(outcome(() => JSON.parse(text)));
+      if (Array.isArray(value?.input) && Object.isFrozen(value.input[0])) around++;
+    }
+    expect(around).toBeGreaterThan(500);
+  });
+});
