@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { COLON, jsonValueEnd, QUOTE } from './json-bytes.js';
 
-const QUOTE = 0x22;
-const COLON = 0x3a;
 /** How many bodies of one list (by its names) are parsed in full before the list is kept. */
 const SIGHTINGS_BEFORE_KEEPING = 2;
 /**
@@ -214,48 +213,6 @@ export function intern<T>(value: T): T {
     for (const child of Object.values(value)) intern(child);
   }
   return value;
-}
-
-/**
- * Where the JSON array or object starting at `start` (after optional whitespace) ends: the index
- * after its closing bracket, or `start` when there is none there or it does not end.
- */
-export function jsonValueEnd(bytes: Buffer, start: number): number {
-  let i = start;
-  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
-  if (bytes[i] !== 0x5b && bytes[i] !== 0x7b) return start;
-  let depth = 0;
-  for (; i < bytes.length; i++) {
-    const byte = bytes[i];
-    if (byte === QUOTE) {
-      // a string: on to its closing quote (an escaped character is skipped with its backslash)
-      for (i++; i < bytes.length && bytes[i] !== QUOTE; i++) if (bytes[i] === 0x5c) i++;
-    } else if (byte === 0x5b || byte === 0x7b) depth++;
-    else if (byte === 0x5d || byte === 0x7d) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return start;
-}
-
-/**
- * Where the array whose items continue at `from` (after an item, inside the array) closes: the
- * index of its `]`, or -1 when it does not close.
- */
-export function arrayCloseFrom(bytes: Buffer, from: number): number {
-  let depth = 0;
-  for (let i = from; i < bytes.length; i++) {
-    const byte = bytes[i];
-    if (byte === QUOTE) {
-      for (i++; i < bytes.length && bytes[i] !== QUOTE; i++) if (bytes[i] === 0x5c) i++;
-    } else if (byte === 0x5b || byte === 0x7b) depth++;
-    else if (byte === 0x5d || byte === 0x7d) {
-      if (depth === 0) return byte === 0x5d ? i : -1;
-      depth--;
-    }
-  }
-  return -1;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { arrayCloseFrom, intern, isObject, jsonValueEnd } from './interned-member.js';
+import { intern, isObject } from './interned-member.js';
+import { arrayCloseFrom, CLOSE_BRACKET, COLON, COMMA, jsonValueEnd, QUOTE, skipSpace, trimEnd } from './json-bytes.js';
 
-const QUOTE = 0x22;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const CLOSE = 0x5d;
 /** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
 const SIGHTINGS_BEFORE_KEEPING = 2;
 /** How many bytes after `"key":` tell bodies of one conversation apart from others. */
@@ -76,7 +73,7 @@ export class InternedPrefix {
     if (body.compare(this.prefix, 0, this.prefix.length, start - this.prefix.length, start) !== 0) return false;
     if (body.compare(kept.bytes, 0, kept.bytes.length, start, end) !== 0) return false;
     const next = body[skipSpace(body, end)];
-    return next === COMMA || next === CLOSE;
+    return next === COMMA || next === CLOSE_BRACKET;
   }
 
   private parseAround(body: Buffer, index: number, parse: (body: Buffer) => unknown): unknown {
@@ -127,7 +124,7 @@ export class InternedPrefix {
     }
     this.seen.delete(opening);
     const end = jsonValueEnd(body, start);
-    if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes || body[end - 1] !== CLOSE) return;
+    if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes || body[end - 1] !== CLOSE_BRACKET) return;
     // the bytes are the body's own member (not a nested one) when a sentinel in their place comes back as it
     const probe = Buffer.concat([body.subarray(0, start), this.opening, Buffer.from(']'), body.subarray(end)]);
     let check: unknown;
@@ -149,17 +146,4 @@ export class InternedPrefix {
   private evict(): void {
     while (this.kept.length > this.limits.count || this.keptBytes > this.limits.totalBytes) this.keptBytes -= this.kept.pop()!.bytes.length;
   }
-}
-
-function skipSpace(bytes: Buffer, from: number): number {
-  let i = from;
-  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
-  return i;
-}
-
-/** `end` moved back over whitespace (not before `start`). */
-function trimEnd(bytes: Buffer, start: number, end: number): number {
-  let i = end;
-  while (i > start && (bytes[i - 1] === 0x20 || bytes[i - 1] === 0x0a || bytes[i - 1] === 0x0d || bytes[i - 1] === 0x09)) i--;
-  return i;
 }

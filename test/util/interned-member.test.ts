@@ -3,9 +3,11 @@
 // gives, whatever surrounds the kept bytes (another list, a nested copy, a later duplicate key,
 // broken JSON), and the kept value must be frozen and shared.
 import { describe, expect, it } from 'vitest';
-import { InternedMember, isInterned, jsonValueEnd } from '../../src/util/interned-member.js';
+import { InternedMember, isInterned } from '../../src/util/interned-member.js';
+import { jsonValueEnd } from '../../src/util/json-bytes.js';
 import { snapshotOf, sameJson } from '../../src/util/kept-json.js';
 import { prng } from '../reliability/hostile-input.js';
+import { recordingParser } from '../helpers/recording-parser.js';
 
 const tools = (n: number, tag = '') =>
   Array.from({ length: n }, (_, i) => ({
@@ -15,16 +17,6 @@ const tools = (n: number, tag = '') =>
     parameters: { type: 'object', properties: { path: { type: 'string', description: 'a [bracket] and a {brace}' } }, required: ['path'] },
   }));
 
-/** A parser that records what it was given (the body, or the body with the sentinel in place of a kept list). */
-function recordingParser() {
-  const seen: string[] = [];
-  const parse = (body: Buffer) => {
-    const text = body.toString('utf8');
-    seen.push(text);
-    return JSON.parse(text);
-  };
-  return { seen, parse };
-}
 
 const LIMITS = { minBytes: 256, maxBytes: 1 << 20, count: 4, totalBytes: 1 << 20 };
 

@@ -4,21 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { InternedPrefix } from '../../src/util/interned-prefix.js';
 import { prng } from '../reliability/hostile-input.js';
+import { recordingParser } from '../helpers/recording-parser.js';
 
 const LIMITS = { minBytes: 256, maxBytes: 1 << 20, count: 4, totalBytes: 1 << 22 };
 
 const item = (i: number) => ({ type: 'message', role: i % 2 ? 'assistant' : 'user', content: [{ type: 'input_text', text: `item ${i}: “quoted” ✓ [{"not":"json"}] \\ "` }] });
 const history = (n: number) => Array.from({ length: n }, (_, i) => item(i));
 
-function recordingParser() {
-  const seen: string[] = [];
-  const parse = (body: Buffer) => {
-    const text = body.toString('utf8');
-    seen.push(text);
-    return JSON.parse(text);
-  };
-  return { seen, parse };
-}
 
 describe('InternedPrefix', () => {
   it('parses only what each turn adds once two bodies opened the history alike; the kept items frozen and shared', () => {
