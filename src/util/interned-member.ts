@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { COLON, jsonValueEnd, QUOTE } from './json-bytes.js';
+import { deepFreeze } from './freeze.js';
+import { jsonValueEnd, MemberName, newSentinel, splice } from './json-bytes.js';
 
 /** How many bodies of one list (by its names) are parsed in full before the list is kept. */
 const SIGHTINGS_BEFORE_KEEPING = 2;
@@ -46,8 +46,8 @@ interface Kept {
  */
 export class InternedMember {
   private readonly key: string;
-  private readonly prefix: Buffer;
-  private readonly sentinel = `\u0000switchyard:${randomUUID()}`;
+  private readonly name: MemberName;
+  private readonly sentinel = newSentinel();
   private readonly sentinelBytes: Buffer;
   /** Most recently used first. */
   private readonly kept: Kept[] = [];
@@ -61,7 +61,7 @@ export class InternedMember {
     private readonly limits: { minBytes: number; maxBytes: number; count: number; totalBytes: number },
   ) {
     this.key = key;
-    this.prefix = Buffer.from(`${JSON.stringify(key)}:`, 'latin1');
+    this.name = new MemberName(key);
     this.sentinelBytes = Buffer.from(JSON.stringify(this.sentinel), 'latin1');
   }
 
@@ -88,21 +88,13 @@ export class InternedMember {
   /** Whether `body` has `"key":` and then `kept`'s bytes at `start`. */
   private holds(body: Buffer, start: number, kept: Kept): boolean {
     const end = start + kept.bytes.length;
-    // the colon and the quote before it first: nearly every other body fails there, at no cost
-    return (
-      start >= this.prefix.length &&
-      end <= body.length &&
-      body[start - 1] === COLON &&
-      body[start - 2] === QUOTE &&
-      body.compare(this.prefix, 0, this.prefix.length, start - this.prefix.length, start) === 0 &&
-      body.compare(kept.bytes, 0, kept.bytes.length, start, end) === 0
-    );
+    return end <= body.length && this.name.endsAt(body, start) && body.compare(kept.bytes, 0, kept.bytes.length, start, end) === 0;
   }
 
   private parseAround(body: Buffer, start: number, index: number, parse: (body: Buffer) => unknown): unknown {
     const kept = this.kept[index];
     const end = start + kept.bytes.length;
-    const spliced = Buffer.concat([body.subarray(0, start), this.sentinelBytes, body.subarray(end)], body.length - kept.bytes.length + this.sentinelBytes.length);
+    const spliced = splice(body, start, end, this.sentinelBytes);
     let value: unknown;
     try {
       value = parse(spliced);
@@ -158,9 +150,9 @@ export class InternedMember {
   private find(body: Buffer, member: unknown[], parse: (body: Buffer) => unknown): Kept | undefined {
     let at = -1;
     for (let n = 0; n < 4; n++) {
-      at = body.indexOf(this.prefix, at + 1);
+      at = body.indexOf(this.name.bytes, at + 1);
       if (at < 0) return undefined;
-      const start = at + this.prefix.length;
+      const start = at + this.name.bytes.length;
       const end = jsonValueEnd(body, start);
       if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes) continue;
       const place = { fromStart: start, fromEnd: body.length - end };
@@ -207,12 +199,11 @@ export function isInterned(value: object): boolean {
 
 /** `value` (parsed JSON) frozen, its objects recorded as interned. */
 export function intern<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !internedObjects.has(value)) {
-    Object.freeze(value);
-    internedObjects.add(value);
-    for (const child of Object.values(value)) intern(child);
-  }
-  return value;
+  return deepFreeze(value, recordInterned);
+}
+
+function recordInterned(object: object): void {
+  internedObjects.add(object);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { intern, isObject } from './interned-member.js';
-import { arrayCloseFrom, CLOSE_BRACKET, COLON, COMMA, jsonValueEnd, QUOTE, skipSpace, trimEnd } from './json-bytes.js';
+import { arrayCloseFrom, CLOSE_BRACKET, COMMA, jsonValueEnd, MemberName, newSentinel, skipSpace, splice, trimEnd } from './json-bytes.js';
 
 /** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
 const SIGHTINGS_BEFORE_KEEPING = 2;
@@ -34,9 +33,11 @@ interface KeptPrefix {
  */
 export class InternedPrefix {
   private readonly key: string;
-  private readonly prefix: Buffer;
-  private readonly sentinel = `\u0000switchyard:${randomUUID()}`;
+  private readonly name: MemberName;
+  private readonly sentinel = newSentinel();
+  /** `["<sentinel>"`, in place of kept items, and `["<sentinel>"]`, in place of a whole array. */
   private readonly opening: Buffer;
+  private readonly wholeArray: Buffer;
   /** Most recently used first. */
   private readonly kept: KeptPrefix[] = [];
   private keptBytes = 0;
@@ -49,8 +50,9 @@ export class InternedPrefix {
     private readonly limits: { minBytes: number; maxBytes: number; count: number; totalBytes: number },
   ) {
     this.key = key;
-    this.prefix = Buffer.from(`${JSON.stringify(key)}:`, 'latin1');
+    this.name = new MemberName(key);
     this.opening = Buffer.from(`[${JSON.stringify(this.sentinel)}`, 'latin1');
+    this.wholeArray = Buffer.from(`[${JSON.stringify(this.sentinel)}]`, 'latin1');
   }
 
   parse(body: Buffer, parse: (body: Buffer) => unknown): unknown {
@@ -67,10 +69,9 @@ export class InternedPrefix {
   private holds(body: Buffer, kept: KeptPrefix): boolean {
     const start = kept.fromStart;
     const end = start + kept.bytes.length;
-    if (start < this.prefix.length || end >= body.length || body[start - 1] !== COLON || body[start - 2] !== QUOTE) return false;
+    if (end >= body.length || !this.name.endsAt(body, start)) return false;
     const tail = Math.min(TAIL_BYTES, kept.bytes.length);
     if (body.compare(kept.bytes, kept.bytes.length - tail, kept.bytes.length, end - tail, end) !== 0) return false;
-    if (body.compare(this.prefix, 0, this.prefix.length, start - this.prefix.length, start) !== 0) return false;
     if (body.compare(kept.bytes, 0, kept.bytes.length, start, end) !== 0) return false;
     const next = body[skipSpace(body, end)];
     return next === COMMA || next === CLOSE_BRACKET;
@@ -80,7 +81,7 @@ export class InternedPrefix {
     const kept = this.kept[index];
     const start = kept.fromStart;
     const end = start + kept.bytes.length;
-    const spliced = Buffer.concat([body.subarray(0, start), this.opening, body.subarray(end)], body.length - kept.bytes.length + this.opening.length);
+    const spliced = splice(body, start, end, this.opening);
     let value: unknown;
     try {
       value = parse(spliced);
@@ -112,9 +113,9 @@ export class InternedPrefix {
     if (!isObject(value)) return;
     const member = value[this.key];
     if (!Array.isArray(member) || member.length === 0) return;
-    const at = body.indexOf(this.prefix);
+    const at = body.indexOf(this.name.bytes);
     if (at < 0) return;
-    const start = at + this.prefix.length;
+    const start = at + this.name.bytes.length;
     const opening = body.toString('latin1', start, start + OPENING_BYTES);
     const sightings = (this.seen.get(opening) ?? 0) + 1;
     if (sightings < SIGHTINGS_BEFORE_KEEPING) {
@@ -126,7 +127,7 @@ export class InternedPrefix {
     const end = jsonValueEnd(body, start);
     if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes || body[end - 1] !== CLOSE_BRACKET) return;
     // the bytes are the body's own member (not a nested one) when a sentinel in their place comes back as it
-    const probe = Buffer.concat([body.subarray(0, start), this.opening, Buffer.from(']'), body.subarray(end)]);
+    const probe = splice(body, start, end, this.wholeArray);
     let check: unknown;
     try {
       check = parse(probe);

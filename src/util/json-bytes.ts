@@ -1,10 +1,41 @@
-// Reading JSON from its bytes without parsing it: where a value ends, where an array closes,
-// whitespace. For finding a value a client sent again (util/interned-member.ts, interned-prefix.ts).
+// Reading JSON from its bytes without parsing it: a member's name before a value, where a value
+// ends, where an array closes, whitespace; and splicing a sentinel in. For finding a value a client
+// sent again (util/interned-member.ts, interned-prefix.ts).
+import { randomUUID } from 'node:crypto';
 
-export const QUOTE = 0x22;
-export const COLON = 0x3a;
+const QUOTE = 0x22;
+const COLON = 0x3a;
 export const COMMA = 0x2c;
 export const CLOSE_BRACKET = 0x5d;
+
+/** `"name":` as bytes, found right before a value. */
+export class MemberName {
+  readonly bytes: Buffer;
+
+  constructor(name: string) {
+    this.bytes = Buffer.from(`${JSON.stringify(name)}:`, 'latin1');
+  }
+
+  /** Whether `body` has the name right before `start` (colon and quote first: nearly every other body fails there). */
+  endsAt(body: Buffer, start: number): boolean {
+    return (
+      start >= this.bytes.length &&
+      body[start - 1] === COLON &&
+      body[start - 2] === QUOTE &&
+      body.compare(this.bytes, 0, this.bytes.length, start - this.bytes.length, start) === 0
+    );
+  }
+}
+
+/** A string no client can send (a random nonce): put in place of kept bytes, it shows where they were. */
+export function newSentinel(): string {
+  return `\u0000switchyard:${randomUUID()}`;
+}
+
+/** `bytes` with `[start, end)` replaced by `inserted`. */
+export function splice(bytes: Buffer, start: number, end: number, inserted: Buffer): Buffer {
+  return Buffer.concat([bytes.subarray(0, start), inserted, bytes.subarray(end)], bytes.length - (end - start) + inserted.length);
+}
 
 function isSpace(byte: number): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
