@@ -6,7 +6,9 @@
 // model's next call. Prints, per build, the median time per turn
 // and the gateway's CPU per turn early (turns 20–220) and late (turns 800–1,000, ≈ 3 MB of
 // history): a held history that did not hold namespaced calls converted the whole history every
-// turn.
+// turn. BENCH_TOOLCONV_SHAPE=resent: Codex's way over HTTP — `store: false`, no
+// `previous_response_id`, the whole history (the items the gateway answered with, as they came)
+// resent with every request.
 //
 //   node bench/tool-conversation.mjs [folder …]    (after `npm run build`; default: this checkout)
 //
@@ -14,7 +16,7 @@
 // child in front of one simulator; their conversations alternate, two rounds. The simulator parses
 // every body too, so compare the gateway's CPU per turn (from /proc, 10 ms ticks over 200 turns)
 // rather than the wall time. Knobs: BENCH_TOOLCONV_TURNS (1000), BENCH_TOOLCONV_WINDOW (200),
-// BENCH_TOOLCONV_ROUNDS (2), BENCH_TOOLCONV_SHAPE (`answer`, or `loop`). Prints only.
+// BENCH_TOOLCONV_ROUNDS (2), BENCH_TOOLCONV_SHAPE (`answer`, `loop` or `resent`). Prints only.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,6 +27,7 @@ const TURNS = Number(process.env.BENCH_TOOLCONV_TURNS ?? 1000);
 const WINDOW = Number(process.env.BENCH_TOOLCONV_WINDOW ?? 200);
 const ROUNDS = Number(process.env.BENCH_TOOLCONV_ROUNDS ?? 2);
 const LOOP = process.env.BENCH_TOOLCONV_SHAPE === 'loop';
+const RESENT = process.env.BENCH_TOOLCONV_SHAPE === 'resent';
 const roots = (process.argv.length > 2 ? process.argv.slice(2) : [new URL('..', import.meta.url).pathname]).map((folder) => resolve(folder));
 const tools = [{ type: 'namespace', name: 'files', description: 'File tools.', tools: [{ type: 'function', name: 'list', description: 'Lists a folder.', parameters: { type: 'object', properties: { dir: { type: 'string' } } } }] }];
 const filler = 'gateway stream response model token '.repeat(40);
@@ -35,6 +38,8 @@ async function conversation(gw, sim) {
   const cpu = {};
   let previous;
   let callId;
+  /** What a client that resends everything holds: its input so far and the output items it was answered with. */
+  let history = [];
   for (let i = 0; i < TURNS; i++) {
     if (i === 20) cpu.earlyFrom = cpuMicros(gw.pid);
     if (i === 20 + WINDOW) cpu.early = (cpuMicros(gw.pid) - cpu.earlyFrom) / WINDOW;
@@ -42,10 +47,13 @@ async function conversation(gw, sim) {
     // the simulator's script: a call now (answer), or a call on every round after the one message (loop)
     const ask = `${i} ${filler}\n#sim ${JSON.stringify({ rounds: [{ tool_calls: [{ name: 'files__list', arguments: { dir: `d${i}` } }] }], repeat_last: LOOP })}`;
     const result = callId ? [{ type: 'function_call_output', call_id: callId, output: `listing ${i} ${filler}` }] : [];
-    const input = LOOP && i > 0 ? result : [...result, { role: 'user', content: ask }];
+    const turnInput = LOOP && i > 0 ? result : [...result, { role: 'user', content: ask }];
+    const input = RESENT ? [...history, ...turnInput] : turnInput;
     const t0 = performance.now();
-    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'switchyard-sim', input, tools, previous_response_id: previous }) });
+    const request = RESENT ? { model: 'switchyard-sim', input, tools, store: false } : { model: 'switchyard-sim', input, tools, previous_response_id: previous };
+    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
     const body = await res.json();
+    if (RESENT) history = [...input, ...(body.output ?? [])];
     times.push(performance.now() - t0);
     const call = body.output?.find((item) => item.type === 'function_call');
     if (res.status !== 200 || call?.namespace !== 'files') throw new Error(`turn ${i}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
@@ -65,7 +73,7 @@ async function main() {
     const sim = await startSimulatorChild();
     const sides = [];
     for (const [i, root] of roots.entries()) sides.push({ root, gw: await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root }) });
-    console.log(`${LOOP ? 'a tool loop' : 'answer and ask'}: ${TURNS} turns per conversation; windows: turns 20–${20 + WINDOW} and ${TURNS - WINDOW}–${TURNS}; ${ROUNDS} rounds, alternating`);
+    console.log(`${LOOP ? 'a tool loop' : RESENT ? 'answer and ask, the history resent whole (store: false)' : 'answer and ask'}: ${TURNS} turns per conversation; windows: turns 20–${20 + WINDOW} and ${TURNS - WINDOW}–${TURNS}; ${ROUNDS} rounds, alternating`);
     for (let round = 0; round < ROUNDS; round++) {
       for (const { root, gw } of round % 2 === 0 ? sides : [...sides].reverse()) {
         const r = await conversation(gw, sim);

@@ -98,6 +98,63 @@ export function mayJoinRound(before: Item | undefined, after: Item | undefined):
   return before !== undefined && after !== undefined && handlerForCallItem(before.type) !== undefined && handlerForCallItem(after.type) !== undefined;
 }
 
+/**
+ * The model items of a history a client resends whole with every request (Codex over HTTP with
+ * `store: false`). Its items reach a turn as the same frozen objects every time (http/json.ts keeps
+ * a resent history parsed), so, as for a chain, their model items are made once and extended by
+ * what each turn adds: kept by the last of them, found again by comparing the request's leading
+ * frozen items with the kept ones (references), a few turns back at most. What validating and
+ * storing them adds (a message's `type`, an id minted for an item without one) is no part of
+ * what the model sees: the items are known by the objects the client sent.
+ */
+interface HeldRun {
+  sent: readonly unknown[];
+  model: HeldModelItems;
+}
+const heldRuns = new WeakMap<object, HeldRun>();
+/** Below this many shared items, converting them again costs less than keeping their model items. */
+const MIN_HELD_RUN = 16;
+/** How far back from the shared items' end a kept run is looked for (the items of a few turns). */
+const RUN_LOOKBACK = 64;
+const NO_RECORDS: readonly GatewayCallRecord[] = [];
+
+/**
+ * The held model items of a request's leading shared items, and how many they are: `sent` is the
+ * request's `input` as parsed (shared items are frozen), `items` the same items as the turn has
+ * them (validated and normalized, one for one). Undefined when there are too few, or one of them
+ * is not context-free. They hold no gateway call (without its record none is context-free), so no
+ * round of calls is split where they end; the caller checks the names of namespaced calls, as for
+ * a chain.
+ */
+export function heldInputRun(sent: readonly unknown[], items: readonly Item[]): { length: number; model: HeldModelItems } | undefined {
+  let end = 0;
+  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object') end++;
+  if (end < MIN_HELD_RUN) return undefined;
+  for (let last = end - 1; last >= Math.max(0, end - 1 - RUN_LOOKBACK); last--) {
+    const kept = heldRuns.get(sent[last] as object);
+    if (kept === undefined || kept.sent.length !== last + 1 || !startsWith(sent, kept.sent)) continue;
+    if (last === end - 1) return { length: end, model: kept.model };
+    const model = withModelItems(kept.model, items.slice(last + 1, end), NO_RECORDS);
+    if (model === undefined) return undefined;
+    // one run per conversation, its newest (a fork from an earlier turn builds its own)
+    heldRuns.delete(sent[last] as object);
+    return keptRun(sent, end, model);
+  }
+  const model = withModelItems(NOTHING_YET.model!, items.slice(0, end), NO_RECORDS);
+  return model && keptRun(sent, end, model);
+}
+
+function keptRun(sent: readonly unknown[], end: number, model: HeldModelItems): { length: number; model: HeldModelItems } {
+  heldRuns.set(sent[end - 1] as object, { sent: sent.slice(0, end), model });
+  return { length: end, model };
+}
+
+/** Whether `items` begins with `run` (the same objects). */
+function startsWith(items: readonly unknown[], run: readonly unknown[]): boolean {
+  for (let i = run.length - 1; i >= 0; i--) if (items[i] !== run[i]) return false;
+  return true;
+}
+
 /** `model` followed by the model items of `added`, or undefined when one of them is not context-free. */
 function withModelItems(model: HeldModelItems, added: readonly Item[], callRecords: readonly GatewayCallRecord[]): HeldModelItems | undefined {
   const recorded = new Map(callRecords.map((record) => [record.itemId, record]));

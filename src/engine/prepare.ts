@@ -10,7 +10,7 @@ import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclaratio
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
-import { heldHistory, mayJoinRound, namesHold, type HeldModelItems } from './held-history.js';
+import { heldHistory, heldInputRun, mayJoinRound, namesHold, type HeldModelItems } from './held-history.js';
 import type { PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, replayStateFor, toModelItems } from './conversation.js';
 import { hasItemReferences, resolveItemReferences } from './item-references.js';
@@ -117,9 +117,9 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
 
   const conversation: ModelItem[] = [];
   if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
-  // a compaction item stands for everything before it
-  const heldModel =
-    held.model !== undefined && !inputItems.some((item) => item.type === 'compaction') && !mayJoinRound(history.at(-1), inputItems[0]) && namesHold(held.model, registry) ? held.model : undefined;
+  // the input as the client sent it, item for item with `inputItems` (none resolved from the store)
+  const sent = input === request.input ? (body as { input?: unknown }).input : undefined;
+  const { model: heldModel, inputHeld } = heldModelItems(held, Array.isArray(sent) ? sent : undefined, inputItems, registry);
   const effective = heldModel ? priorItems : applyCompactions(priorItems);
   /** Where images fetched over the network may start (held model items were looked at when they were made). */
   let imagesFrom = 0;
@@ -129,8 +129,9 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
     for (const item of heldModel.items) conversation.push(item);
     if (!heldModel.remoteImages) imagesFrom = conversation.length;
     // after them as in one pass: an answer in the input pairs with an approval request they hold
-    const records = callRecordsFor(ctx, inputItems, held.records, tenant);
-    conversation.push(...toModelItems(inputItems, registry, records instanceof Promise ? await records : records, replayStateFor(inputItems, heldModel.replay)));
+    const rest = inputHeld === 0 ? inputItems : inputItems.slice(inputHeld);
+    const records = callRecordsFor(ctx, rest, held.records, tenant);
+    conversation.push(...toModelItems(rest, registry, records instanceof Promise ? await records : records, replayStateFor(rest, heldModel.replay)));
   } else {
     // one pass over history and input: an approval request (history) pairs with its answer (input)
     const records = callRecordsFor(ctx, effective, held.records, tenant);
@@ -182,6 +183,26 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   };
   return autoCompaction ? { ...turn, autoCompaction } : turn;
 }
+
+/**
+ * The model items made once for what comes before this turn's new items, when they can stand for
+ * it (else none): a chain's (`held.model`), or — a history the client resends whole — those of
+ * the input's leading shared items (`inputHeld` of them). Either stands only when nothing in the
+ * input drops what comes before it (a compaction item), the next item cannot belong to a round
+ * of calls they end with, and their namespaced calls are named as this turn's tools name them.
+ */
+function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }, sent: readonly unknown[] | undefined, inputItems: readonly Item[], registry: ToolRegistry): { model?: HeldModelItems; inputHeld: number } {
+  if (inputItems.some((item) => item.type === 'compaction')) return NONE_HELD;
+  let found: { model: HeldModelItems; inputHeld: number } | undefined;
+  if (held.model !== undefined) {
+    if (!mayJoinRound(held.items.at(-1), inputItems[0])) found = { model: held.model, inputHeld: 0 };
+  } else if (held.items.length === 0 && sent !== undefined) {
+    const run = heldInputRun(sent, inputItems);
+    if (run !== undefined) found = { model: run.model, inputHeld: run.length };
+  }
+  return found !== undefined && namesHold(found.model, registry) ? found : NONE_HELD;
+}
+const NONE_HELD = { inputHeld: 0 };
 
 /**
  * The model-facing records of the calls in `items`: those held in memory, the rest from the store
