@@ -90,15 +90,17 @@ export function sameRunLength<T>(items: readonly T[], start: number, run: readon
  * Whether the messages of the items before `items[at]` are the same whatever follows: a user or
  * assistant message starts a message of its own, joins nothing before it and, unlike a system
  * message, is never merged with leading system text; so does the model's next turn right after
- * a tool result — a call, or thoughts and then a call or an assistant message (an agent's loop:
- * the results before it are complete). Any other call (which joins the assistant message before
- * it) or tool result (ordered with the results before it) does not.
+ * a tool result or the user's message — a call, or thoughts and then a call or an assistant
+ * message (an agent's loop: the results before it are complete; a resent history's every turn:
+ * the user asked, the model calls). Any other call (which joins the assistant message before it)
+ * or tool result (ordered with the results before it) does not.
  */
 function startsAfresh(items: readonly ModelItem[], at: number): boolean {
   const next = items[at];
   if (next === undefined) return true;
   if (next.type === 'message') return next.role === 'user' || next.role === 'assistant';
-  if (items[at - 1]?.type !== 'function_call_output') return false;
+  const before = items[at - 1];
+  if (before?.type !== 'function_call_output' && !(before?.type === 'message' && before.role === 'user')) return false;
   let turn = at;
   while (items[turn]?.type === 'reasoning') turn++;
   const opened = items[turn];

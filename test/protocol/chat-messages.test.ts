@@ -44,7 +44,8 @@ const afresh = (items: readonly ModelItem[], replay: 'none' | 'reasoning') => en
 
 describe('encodeChatMessages with a kept shared history', () => {
   it('gives exactly the fresh encoding over long conversations, continued and forked', () => {
-    for (let seed = 1; seed <= 12; seed++) {
+    // this turn's input unfrozen (a chain's turn), or — half of the seeds, with either replay — frozen too (a history resent whole)
+    for (let seed = 1; seed <= 16; seed++) {
       const next = random(seed);
       const replay = seed % 2 === 0 ? 'reasoning' : 'none';
       // histories by turn: a fork continues from an older one, as previous_response_id allows
@@ -53,7 +54,8 @@ describe('encodeChatMessages with a kept shared history', () => {
       const histories: ModelItem[][] = [[deepFreeze(first) as ModelItem]];
       for (let turn = 1; turn <= 60; turn++) {
         const from = next() < 0.2 ? histories[Math.floor(next() * histories.length)] : histories[histories.length - 1];
-        const { input, output } = turnItems(next, turn);
+        const { input: sent, output } = turnItems(next, turn);
+        const input = seed % 4 < 2 ? sent.map((item) => deepFreeze(structuredClone(item)) as ModelItem) : sent;
         // what the engine puts before the history: the request's instructions (never frozen)
         const head: ModelItem[] = [];
         const lead = next();
@@ -112,6 +114,30 @@ describe('encodeChatMessages with a kept shared history', () => {
       if (n > 20) expect(reads, `turn ${n}`).toBeLessThan(40);
       expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, 'none')));
       history.push(...turn(n).map(counted));
+    }
+  });
+
+  it('a history resent whole (every item shared, this turn\'s input too) encodes only what is new', () => {
+    // what a client that resends everything gets from the engine: the whole input held, frozen
+    // (engine/held-history.ts), ending with this turn's tool result and the user's words
+    let reads = 0;
+    const counted = (item: ModelItem): ModelItem => {
+      const { type, ...rest } = item;
+      return deepFreeze(Object.defineProperty({ ...rest }, 'type', { enumerable: true, get: () => (reads++, type) })) as ModelItem;
+    };
+    for (const replay of ['none', 'reasoning'] as const) {
+      const items: ModelItem[] = [counted({ type: 'message', role: 'user', content: text('start') })];
+      for (let n = 1; n <= 300; n++) {
+        // the model's answer to the user (a thought now and then, a call), its result, the user again
+        if (n % 3 === 0) items.push(counted({ type: 'reasoning', text: `thinking ${n}` }));
+        items.push(counted({ type: 'function_call', callId: `call_${n}`, name: 'shell', arguments: `{"n":${n}}` }));
+        items.push(counted({ type: 'function_call_output', callId: `call_${n}`, output: `result ${n}` }));
+        items.push(counted({ type: 'message', role: 'user', content: text(`go on ${n}`) }));
+        reads = 0;
+        const messages = encodeChatMessages(items, replay);
+        if (n > 20) expect(reads, `${replay}, turn ${n}`).toBeLessThan(40);
+        expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, replay)));
+      }
     }
   });
 
