@@ -10,6 +10,7 @@ import type { Item } from '../../src/protocol/responses.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { deepFreeze } from '../../src/util/freeze.js';
 import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { prng } from '../reliability/hostile-input.js';
 
 let next = 0;
 const id = (prefix: string) => `${prefix}_${++next}`;
@@ -76,16 +77,6 @@ describe('heldInputRun', () => {
 
 const FIXTURES = ['fallback-tool', 'catalog-apply-patch'].map((name) => JSON.parse(readFileSync(new URL(`../fixtures/codex/${name}/0002-request.json`, import.meta.url), 'utf8')));
 
-/** A small seeded generator (mulberry32): the same histories every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('a history resent whole through the gateway', () => {
   // one gateway gets the history as Codex sends it (compact, the same bytes turn after turn: kept,
   // its model items held); the other gets each body with an indent of its own, which nothing
@@ -110,7 +101,8 @@ describe('a history resent whole through the gateway', () => {
   }
 
   it('sends the model, turn after turn, what the same history parsed fresh gives (Codex-shaped items, messages without ids, forks, changed tools)', async () => {
-    const rand = random(16);
+    // seeded: the same histories every run
+    const rand = prng(16);
     let sent = 0;
     for (const [f, fixture] of FIXTURES.entries()) {
       const namespaced = fixture.tools.some((tool: { type: string }) => tool.type === 'namespace');

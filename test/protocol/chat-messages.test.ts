@@ -18,6 +18,21 @@ function random(seed: number): () => number {
 
 const text = (t: string) => [{ type: 'text' as const, text: t }];
 
+/** Frozen items whose `type` counts its reads: an item the encoder looks at is counted. */
+function readCounter(): { counted: (item: ModelItem) => ModelItem; reads: { count: number; reset(): void } } {
+  const reads = {
+    count: 0,
+    reset() {
+      reads.count = 0;
+    },
+  };
+  const counted = (item: ModelItem): ModelItem => {
+    const { type, ...rest } = item;
+    return deepFreeze(Object.defineProperty({ ...rest }, 'type', { enumerable: true, get: () => (reads.count++, type) })) as ModelItem;
+  };
+  return { counted, reads };
+}
+
 /** One turn's items: an input and the model's output, in the shapes the engine produces. */
 function turnItems(next: () => number, turn: number): { input: ModelItem[]; output: ModelItem[] } {
   const pick = <T,>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
@@ -93,12 +108,7 @@ describe('encodeChatMessages with a kept shared history', () => {
   });
 
   it("an agent's conversation, every turn answering the last turn's calls, encodes only what is new", () => {
-    /** Items whose `type` counts its reads: an item looked at by the encoder is counted. */
-    let reads = 0;
-    const counted = (item: ModelItem): ModelItem => {
-      const { type, ...rest } = item;
-      return deepFreeze(Object.defineProperty({ ...rest }, 'type', { enumerable: true, get: () => (reads++, type) })) as ModelItem;
-    };
+    const { counted, reads } = readCounter();
     const history: ModelItem[] = [counted({ type: 'message', role: 'user', content: text('start') })];
     const turn = (n: number) => [
       { type: 'function_call_output' as const, callId: `call_${n - 1}`, output: `result ${n - 1}` },
@@ -108,10 +118,10 @@ describe('encodeChatMessages with a kept shared history', () => {
       // the last turn's call, answered by this turn's input (a tool result, then the user's words)
       history.push(counted({ type: 'function_call', callId: `call_${n - 1}`, name: 'shell', arguments: `{"n":${n - 1}}` }));
       const items = [...history, ...turn(n)];
-      reads = 0;
+      reads.reset();
       const messages = encodeChatMessages(items, 'none');
       // after the first turns (the kept history is made once), a turn looks at a few items, not at all of them
-      if (n > 20) expect(reads, `turn ${n}`).toBeLessThan(40);
+      if (n > 20) expect(reads.count, `turn ${n}`).toBeLessThan(40);
       expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, 'none')));
       history.push(...turn(n).map(counted));
     }
@@ -120,11 +130,7 @@ describe('encodeChatMessages with a kept shared history', () => {
   it('a history resent whole (every item shared, this turn\'s input too) encodes only what is new', () => {
     // what a client that resends everything gets from the engine: the whole input held, frozen
     // (engine/held-history.ts), ending with this turn's tool result and the user's words
-    let reads = 0;
-    const counted = (item: ModelItem): ModelItem => {
-      const { type, ...rest } = item;
-      return deepFreeze(Object.defineProperty({ ...rest }, 'type', { enumerable: true, get: () => (reads++, type) })) as ModelItem;
-    };
+    const { counted, reads } = readCounter();
     for (const replay of ['none', 'reasoning'] as const) {
       const items: ModelItem[] = [counted({ type: 'message', role: 'user', content: text('start') })];
       for (let n = 1; n <= 300; n++) {
@@ -133,20 +139,16 @@ describe('encodeChatMessages with a kept shared history', () => {
         items.push(counted({ type: 'function_call', callId: `call_${n}`, name: 'shell', arguments: `{"n":${n}}` }));
         items.push(counted({ type: 'function_call_output', callId: `call_${n}`, output: `result ${n}` }));
         items.push(counted({ type: 'message', role: 'user', content: text(`go on ${n}`) }));
-        reads = 0;
+        reads.reset();
         const messages = encodeChatMessages(items, replay);
-        if (n > 20) expect(reads, `${replay}, turn ${n}`).toBeLessThan(40);
+        if (n > 20) expect(reads.count, `${replay}, turn ${n}`).toBeLessThan(40);
         expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, replay)));
       }
     }
   });
 
   it("an agent's tool loop (tool results in, thoughts and calls out, no user message) encodes only what is new", () => {
-    let reads = 0;
-    const counted = (item: ModelItem): ModelItem => {
-      const { type, ...rest } = item;
-      return deepFreeze(Object.defineProperty({ ...rest }, 'type', { enumerable: true, get: () => (reads++, type) })) as ModelItem;
-    };
+    const { counted, reads } = readCounter();
     for (const replay of ['none', 'reasoning'] as const) {
       const history: ModelItem[] = [counted({ type: 'message', role: 'user', content: text('fix the bug') })];
       for (let n = 1; n <= 200; n++) {
@@ -160,9 +162,9 @@ describe('encodeChatMessages with a kept shared history', () => {
           { type: 'function_call_output', callId: `a${n}`, output: `ran ${n}` },
         ];
         const items = [...history, ...input];
-        reads = 0;
+        reads.reset();
         const messages = encodeChatMessages(items, replay);
-        if (n > 20) expect(reads, `${replay}, turn ${n}`).toBeLessThan(40);
+        if (n > 20) expect(reads.count, `${replay}, turn ${n}`).toBeLessThan(40);
         expect(JSON.stringify(messages)).toBe(JSON.stringify(afresh(items, replay)));
         history.push(...input.map(counted));
       }
