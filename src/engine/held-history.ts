@@ -117,18 +117,20 @@ const MIN_HELD_RUN = 16;
 /** How far back from the shared items' end a kept run is looked for (the items of a few turns). */
 const RUN_LOOKBACK = 64;
 const NO_RECORDS: readonly GatewayCallRecord[] = [];
+const NOTHING_RECORDED: ReadonlyMap<string, GatewayCallRecord> = new Map();
 
 /**
  * The held model items of a request's leading shared items, and how many they are: `sent` is the
  * request's `input` as parsed (shared items are frozen), `items` the same items as the turn has
- * them (validated and normalized, one for one). Undefined when there are too few, or one of them
- * is not context-free. They hold no gateway call (without its record none is context-free), so no
- * round of calls is split where they end; the caller checks the names of namespaced calls, as for
- * a chain.
+ * them (validated and normalized, one for one). The run ends before the first item that is not
+ * context-free — a hosted call the gateway ran, whose record a `store: false` turn did not keep,
+ * is converted with what follows it, every turn — and is undefined when that leaves too few. It
+ * holds no gateway call, so no round of calls is split where it ends; the caller checks the names
+ * of namespaced calls, as for a chain.
  */
 export function heldInputRun(sent: readonly unknown[], items: readonly Item[]): { length: number; model: HeldModelItems } | undefined {
   let end = 0;
-  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object') end++;
+  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object' && contextFree(items[end], NOTHING_RECORDED)) end++;
   if (end < MIN_HELD_RUN) return undefined;
   for (let last = end - 1; last >= Math.max(0, end - 1 - RUN_LOOKBACK); last--) {
     const kept = heldRuns.get(sent[last] as object);

@@ -50,9 +50,18 @@ describe('heldInputRun', () => {
     expect(heldInputRun(...both(history(3)))).toBeUndefined();
     const unfrozen = [...history(5)].map((item) => ({ ...item }));
     expect(heldInputRun(...both(unfrozen))).toBeUndefined();
-    // a gateway call without its record: the model items come from the store or a rebuild each turn
-    const withGatewayCall = deepFreeze([...history(5), { id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'x' } } as Item]);
-    expect(heldInputRun(...both(withGatewayCall))).toBeUndefined();
+    // a gateway call without its record (its model items come from the store or a rebuild each
+    // turn) ends the run: too few before it, nothing held
+    const search = () => ({ id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'x' } }) as Item;
+    expect(heldInputRun(...both(deepFreeze([...history(3), search(), ...history(5)])))).toBeUndefined();
+  });
+
+  it('holds the items before a hosted call without its record, converting it and what follows each turn', () => {
+    const before = history(5);
+    const items = deepFreeze([...before, { id: id('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'x' } } as Item, ...history(2)]);
+    const held = heldInputRun(...both(items))!;
+    expect(held.length).toBe(before.length);
+    expect(held.model.items).toEqual(toModelItems(before, new ToolRegistry()));
   });
 
   it('a run is found again only when every item before its last is the same object', () => {
@@ -123,7 +132,7 @@ describe('a history resent whole through the gateway', () => {
           input.push({ type: callType === 'custom_tool_call' ? 'custom_tool_call_output' : 'function_call_output', id: `out_${n}.${c}`, call_id: `call_${n}.${c}`, output: `line 1 of ${n}\nline 2 “✓”` });
         }
         // a hosted search (the gateway's own call: without its record the history is converted whole)
-        if (rand() < 0.05) input.push({ type: 'web_search_call', id: `ws_${n}`, status: 'completed', action: { type: 'search', query: n } });
+        if (rand() < 0.15) input.push({ type: 'web_search_call', id: `ws_${n}`, status: 'completed', action: { type: 'search', query: n } });
         input.push({ type: 'message', id: `msg_a${n}`, role: 'assistant', content: [{ type: 'output_text', text: `done ${n}` }] });
         // Codex gives every item an id; a client of the SDK sends its own messages without one (minted each turn)
         input.push(rand() < 0.5 ? { type: 'message', id: `msg_u${n}`, role: 'user', content: [{ type: 'input_text', text: `next ${n}` }] } : { role: 'user', content: `next ${n}` });
