@@ -7,6 +7,7 @@ import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
 import { flattenedName } from '../tools/names.js';
 import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '../tools/registry.js';
 import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
+import { EMPTY_MAP } from '../util/empty.js';
 import { deepFreeze } from '../util/freeze.js';
 
 export interface HeldHistory {
@@ -116,8 +117,6 @@ const heldRuns = new WeakMap<object, HeldRun>();
 const MIN_HELD_RUN = 16;
 /** How far back from the shared items' end a kept run is looked for (the items of a few turns). */
 const RUN_LOOKBACK = 64;
-const NO_RECORDS: readonly GatewayCallRecord[] = [];
-const NOTHING_RECORDED: ReadonlyMap<string, GatewayCallRecord> = new Map();
 
 /**
  * The held model items of a request's leading shared items, and how many they are: `sent` is the
@@ -130,20 +129,17 @@ const NOTHING_RECORDED: ReadonlyMap<string, GatewayCallRecord> = new Map();
  */
 export function heldInputRun(sent: readonly unknown[], items: readonly Item[]): { length: number; model: HeldModelItems } | undefined {
   let end = 0;
-  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object' && contextFree(items[end], NOTHING_RECORDED)) end++;
+  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object' && contextFree(items[end], EMPTY_MAP)) end++;
   if (end < MIN_HELD_RUN) return undefined;
   for (let last = end - 1; last >= Math.max(0, end - 1 - RUN_LOOKBACK); last--) {
     const kept = heldRuns.get(sent[last] as object);
     if (kept === undefined || kept.sent.length !== last + 1 || !startsWith(sent, kept.sent)) continue;
     if (last === end - 1) return { length: end, model: kept.model };
-    const model = withModelItems(kept.model, items.slice(last + 1, end), NO_RECORDS);
-    if (model === undefined) return undefined;
     // one run per conversation, its newest (a fork from an earlier turn builds its own)
     heldRuns.delete(sent[last] as object);
-    return keptRun(sent, end, model);
+    return keptRun(sent, end, appended(kept.model, items.slice(last + 1, end), EMPTY_MAP));
   }
-  const model = withModelItems(NOTHING_YET.model!, items.slice(0, end), NO_RECORDS);
-  return model && keptRun(sent, end, model);
+  return keptRun(sent, end, appended(NOTHING_YET.model!, items.slice(0, end), EMPTY_MAP));
 }
 
 function keptRun(sent: readonly unknown[], end: number, model: HeldModelItems): { length: number; model: HeldModelItems } {
@@ -160,10 +156,14 @@ function startsWith(items: readonly unknown[], run: readonly unknown[]): boolean
 /** `model` followed by the model items of `added`, or undefined when one of them is not context-free. */
 function withModelItems(model: HeldModelItems, added: readonly Item[], callRecords: readonly GatewayCallRecord[]): HeldModelItems | undefined {
   const recorded = new Map(callRecords.map((record) => [record.itemId, record]));
+  return added.every((item) => contextFree(item, recorded)) ? appended(model, added, recorded) : undefined;
+}
+
+/** `model` followed by the model items of `added`, all of them context-free. */
+function appended(model: HeldModelItems, added: readonly Item[], recorded: ReadonlyMap<string, GatewayCallRecord>): HeldModelItems {
   /** A copy of the parent's, made once a namespaced tool it does not hold appears (rare). */
   let namespaced: Map<string, NamespacedName> | undefined;
   for (const item of added) {
-    if (!contextFree(item, recorded)) return undefined;
     const assumed = namespacedName(item);
     if (assumed === undefined) continue;
     const key = nameKey(assumed.type, assumed.namespace, assumed.name);

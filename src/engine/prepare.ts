@@ -192,7 +192,6 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
  * of calls they end with, and their namespaced calls are named as this turn's tools name them.
  */
 function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }, sent: readonly unknown[] | undefined, inputItems: readonly Item[], registry: ToolRegistry): { model?: HeldModelItems; inputHeld: number } {
-  if (inputItems.some((item) => item.type === 'compaction')) return NONE_HELD;
   let found: { model: HeldModelItems; inputHeld: number } | undefined;
   if (held.model !== undefined) {
     if (!mayJoinRound(held.items.at(-1), inputItems[0])) found = { model: held.model, inputHeld: 0 };
@@ -200,7 +199,7 @@ function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }
     const run = heldInputRun(sent, inputItems);
     if (run !== undefined) found = { model: run.model, inputHeld: run.length };
   }
-  return found !== undefined && namesHold(found.model, registry) ? found : NONE_HELD;
+  return found !== undefined && !inputItems.some((item) => item.type === 'compaction') && namesHold(found.model, registry) ? found : NONE_HELD;
 }
 const NONE_HELD = { inputHeld: 0 };
 

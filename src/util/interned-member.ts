@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { deepFreeze } from './freeze.js';
-import { jsonValueEnd, MemberName, newSentinel, splice } from './json-bytes.js';
+import { jsonValueEnd, MemberName, newSentinel, parseSpliced } from './json-bytes.js';
 
 /** How many bodies of one list (by its names) are parsed in full before the list is kept. */
 const SIGHTINGS_BEFORE_KEEPING = 2;
@@ -94,14 +94,8 @@ export class InternedMember {
   private parseAround(body: Buffer, start: number, index: number, parse: (body: Buffer) => unknown): unknown {
     const kept = this.kept[index];
     const end = start + kept.bytes.length;
-    const spliced = splice(body, start, end, this.sentinelBytes);
-    let value: unknown;
-    try {
-      value = parse(spliced);
-    } catch {
-      // the spliced text is not a valid body: the body's own error (or value) is what counts
-      return parse(body);
-    }
+    const value = parseSpliced(body, start, end, this.sentinelBytes, parse);
+    if (value === undefined) return parse(body);
     if (!isObject(value) || value[this.key] !== this.sentinel) return parse(body);
     value[this.key] = kept.value;
     kept.fromStart = start;

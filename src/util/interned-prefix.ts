@@ -1,5 +1,5 @@
 import { intern, isObject } from './interned-member.js';
-import { arrayCloseFrom, CLOSE_BRACKET, COMMA, jsonValueEnd, MemberName, newSentinel, skipSpace, splice, trimEnd } from './json-bytes.js';
+import { arrayCloseFrom, CLOSE_BRACKET, COMMA, jsonValueEnd, MemberName, newSentinel, parseSpliced, skipSpace, trimEnd } from './json-bytes.js';
 
 /** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
 const SIGHTINGS_BEFORE_KEEPING = 2;
@@ -81,13 +81,8 @@ export class InternedPrefix {
     const kept = this.kept[index];
     const start = kept.fromStart;
     const end = start + kept.bytes.length;
-    const spliced = splice(body, start, end, this.opening);
-    let value: unknown;
-    try {
-      value = parse(spliced);
-    } catch {
-      return parse(body);
-    }
+    const value = parseSpliced(body, start, end, this.opening, parse);
+    if (value === undefined) return parse(body);
     const member = isObject(value) ? value[this.key] : undefined;
     if (!Array.isArray(member) || member[0] !== this.sentinel) return parse(body);
     const added = member.slice(1);
@@ -127,13 +122,7 @@ export class InternedPrefix {
     const end = jsonValueEnd(body, start);
     if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes || body[end - 1] !== CLOSE_BRACKET) return;
     // the bytes are the body's own member (not a nested one) when a sentinel in their place comes back as it
-    const probe = splice(body, start, end, this.wholeArray);
-    let check: unknown;
-    try {
-      check = parse(probe);
-    } catch {
-      return;
-    }
+    const check = parseSpliced(body, start, end, this.wholeArray, parse);
     const probed = isObject(check) ? check[this.key] : undefined;
     if (!Array.isArray(probed) || probed.length !== 1 || probed[0] !== this.sentinel) return;
     const items = member.map((item) => intern(item));

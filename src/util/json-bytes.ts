@@ -37,6 +37,18 @@ export function splice(bytes: Buffer, start: number, end: number, inserted: Buff
   return Buffer.concat([bytes.subarray(0, start), inserted, bytes.subarray(end)], bytes.length - (end - start) + inserted.length);
 }
 
+/**
+ * `parse` of `body` with `[start, end)` replaced by `inserted`, or undefined when that text does
+ * not parse — then the body's own error (or value) is what counts, and the caller parses it as sent.
+ */
+export function parseSpliced(body: Buffer, start: number, end: number, inserted: Buffer, parse: (body: Buffer) => unknown): unknown {
+  try {
+    return parse(splice(body, start, end, inserted));
+  } catch {
+    return undefined;
+  }
+}
+
 function isSpace(byte: number): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
