@@ -13,7 +13,8 @@
 // round), BENCH_PIPELINE_ROUNDS (10), BENCH_PIPELINE_CONCURRENCY (8), BENCH_PIPELINE_STREAM (1 = streaming),
 // BENCH_PIPELINE_STORE (1 = `store: true`: the SQLite writes of each turn, in the data folder of each build),
 // BENCH_PIPELINE_BODY (a JSON file sent as the request body instead, e.g. a Codex request from
-// test/fixtures/codex/; its own `stream` and `store` are kept), BENCH_PIPELINE_COUNT (1 = no timing: the promises
+// test/fixtures/codex/; its own `stream` and `store` are kept), BENCH_PIPELINE_PATH (`/v1/responses`;
+// `/v1/messages` for a Messages body, e.g. test/fixtures/claude-code/), BENCH_PIPELINE_COUNT (1 = no timing: the promises
 // created and the bytes allocated per request, garbage included, of each build; BENCH_PIPELINE_TOP = 30 lists the
 // allocating sites too — bench/lib/per-request.mjs).
 import { EventEmitter } from 'node:events';
@@ -34,12 +35,13 @@ const STREAM = process.env.BENCH_PIPELINE_STREAM === '1';
 const STORE = process.env.BENCH_PIPELINE_STORE === '1';
 const BODY_FILE = process.env.BENCH_PIPELINE_BODY;
 const COUNT = process.env.BENCH_PIPELINE_COUNT === '1';
+const PATH = process.env.BENCH_PIPELINE_PATH ?? '/v1/responses';
 const body = BODY_FILE ? readFileSync(BODY_FILE) : Buffer.from(JSON.stringify({ model: 'switchyard-sim', input: 'hello', stream: STREAM, store: STORE }));
 
 /** The request side dispatch reads: headers, then the body as one `data` chunk and `end`. */
 class MemoryRequest extends EventEmitter {
   method = 'POST';
-  url = '/v1/responses';
+  url = PATH;
   headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
   routeLabel = 'unmatched';
   model = '';

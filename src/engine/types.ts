@@ -133,6 +133,8 @@ export interface RunOutcome {
   stopSequence?: string;
   /** The returned response's JSON, when the run made it (to be stored or announced): a blocking body sends this text. */
   responseJson?: string;
+  /** The run's Response, as it is when each event is emitted (set when the run starts). */
+  response?: ResponseObject;
 }
 
 /** One run of a prepared turn: everything that changes while it runs. Created when the run starts. */

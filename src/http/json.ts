@@ -18,6 +18,12 @@ const internedTools = new InternedMember('tools', { minBytes: 1024, maxBytes: 10
  */
 const internedInput = new InternedPrefix('input', { minBytes: 4096, maxBytes: 8 * 1024 * 1024, count: 32, totalBytes: 64 * 1024 * 1024 });
 
+/**
+ * Conversations a client resends whole with every request to the stateless Messages surface
+ * (Claude Code, its newest message marked for caching), parsed once as `input` is.
+ */
+const internedMessages = new InternedPrefix('messages', { minBytes: 4096, maxBytes: 8 * 1024 * 1024, count: 32, totalBytes: 64 * 1024 * 1024 });
+
 export function sendJson(res: HttpResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   sendJsonText(res, status, JSON.stringify(body), headers);
 }
@@ -46,6 +52,13 @@ export async function readJsonBody(req: HttpRequest, limit: number): Promise<unk
 /** The JSON of a body `readRawBody` read (`readJsonBody` without an async layer of its own, for the hot path). */
 export function jsonBody(req: HttpRequest, body: Buffer): unknown {
   const parsed = internedInput.parse(body, parseWithTools);
+  noteModel(req, parsed);
+  return parsed;
+}
+
+/** `readJsonBody` of a Messages request: its resent `messages` taken as kept where they were sent before. */
+export async function readMessagesBody(req: HttpRequest, limit: number): Promise<unknown> {
+  const parsed = internedMessages.parse(await readRawBody(req, limit), parseWithTools);
   noteModel(req, parsed);
   return parsed;
 }

@@ -13,7 +13,7 @@ import { messagesEventJson } from '../messages/event-json.js';
 import type { ReasoningReplay } from '../protocol/chat.js';
 import type { MessagesStreamEvent } from '../protocol/messages.js';
 import { newId } from '../util/ids.js';
-import { readJsonBody, sendJson } from './json.js';
+import { readJsonBody, readMessagesBody, sendJson } from './json.js';
 import type { Route } from './router.js';
 import { SseWriter } from './sse-writer.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
@@ -68,7 +68,7 @@ async function withErrors(deps: MessagesRouteDeps, res: HttpResponse, handle: (r
 }
 
 async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: HttpRequest, res: HttpResponse, requestId: string): Promise<void> {
-  const decoded = decodeMessagesRequest(await readJsonBody(req, deps.maxBodyBytes));
+  const decoded = decodeMessagesRequest(await readMessagesBody(req, deps.maxBodyBytes));
   logIgnored(deps, decoded, requestId);
   if (decoded.stream) admitStream(res);
   const { controller, release } = abortWhenClientLeaves(res);
@@ -80,7 +80,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     const outcome: RunOutcome = {};
     if (decoded.stream) {
       const writer = new SseWriter(res, PING);
-      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, messagesEventJson(event)), () => outcome.failure?.status, () => outcome.stopSequence);
+      const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, messagesEventJson(event)), () => outcome.failure?.status, () => outcome.stopSequence, () => outcome.response);
       try {
         await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, () => writer.drained(), { controller, outcome });
       } finally {
@@ -90,7 +90,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
       return;
     }
     const fold = new MessageFold();
-    const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => outcome.failure?.status, () => outcome.stopSequence);
+    const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => outcome.failure?.status, () => outcome.stopSequence, () => outcome.response);
     await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, undefined, { controller, outcome });
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known

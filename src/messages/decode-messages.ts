@@ -1,6 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import { invalidRequest } from '../errors.js';
 import type { JsonObject } from '../protocol/messages.js';
+import type { ResolvedInputItem } from '../protocol/responses.js';
 import { isPlainObject } from '../tools/validate.js';
+import { deepFreeze } from '../util/freeze.js';
+import { normalizeStoredItem } from '../util/items.js';
 import { requireString } from './fields.js';
 
 /**
@@ -22,98 +26,174 @@ export function decodeSystem(system: unknown): string | null {
   return texts.length > 0 ? texts.join('\n\n') : null;
 }
 
-interface Turn {
-  role: 'user' | 'assistant';
-  /** The `messages[i]` index of each block, for errors. */
-  blocks: Array<{ block: JsonObject; param: string }>;
+/** A block of a message, with where it was sent (for errors) and its place in the message. */
+interface SentBlock {
+  block: JsonObject;
+  param: string;
+  index: number;
 }
+
+/** One message's input items, and its blocks accepted but not acted on (by place and type). */
+interface DecodedMessage {
+  items: readonly JsonObject[];
+  ignored: ReadonlyArray<{ index: number; type: string }>;
+}
+
+/**
+ * Decoded messages by the message a client sent, for messages that reach a request as the same
+ * frozen object every time (a conversation resent whole, parsed once: http/json.ts). Their items
+ * are frozen too and the same every turn, so the engine holds their model items and the chat
+ * encoder their messages (engine/held-history.ts): a turn decodes what it adds.
+ */
+const decodedMessages = new WeakMap<object, DecodedMessage>();
+/**
+ * The decoded message that last followed a frozen message. A client that marks its newest message
+ * for caching (Claude Code's `cache_control`) sends it again without the mark the turn after: a new
+ * object, decoded to the same items (the mark is no part of them). Those are the items decoded
+ * before, so what the engine keeps by item (the held history, the encoder's messages) still holds.
+ */
+const decodedAfter = new WeakMap<object, { decoded: DecodedMessage; kept: DecodedMessage }>();
 
 export function decodeMessages(messages: unknown, ignored: string[]): JsonObject[] {
   if (!Array.isArray(messages)) throw invalidRequest('messages: Field required (a list of messages).', 'messages', 'missing_required_parameter');
   if (messages.length === 0) throw invalidRequest('messages: at least one message is required.', 'messages', 'invalid_value');
   const items: JsonObject[] = [];
-  // consecutive messages of one role are one turn, as Anthropic's API merges them
-  const turns: Turn[] = [];
-  messages.forEach((message: unknown, i) => {
-    const param = `messages[${i}]`;
-    if (!isPlainObject(message)) throw invalidRequest(`${param}: Input should be an object.`, param, 'invalid_type');
-    const role = message.role;
-    if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalidRequest(`${param}.role: Input should be 'user', 'assistant' or 'system'.`, `${param}.role`, 'invalid_value');
-    const content = message.content;
-    let blocks: JsonObject[];
-    if (typeof content === 'string') blocks = [{ type: 'text', text: content }];
-    else if (Array.isArray(content)) {
-      blocks = content.map((block: unknown, j) => {
-        if (!isPlainObject(block) || typeof block.type !== 'string') throw invalidRequest(`${param}.content[${j}]: Input should be a content block with a 'type'.`, `${param}.content[${j}]`, 'invalid_type');
-        return block;
-      });
-    } else throw invalidRequest(`${param}.content: Input should be a string or a list of content blocks.`, `${param}.content`, 'invalid_type');
-    if (role === 'system') {
-      // SDK 1.x types system-role messages; they are instructions at that point of the conversation
-      items.push({ type: 'message', role: 'system', content: [{ type: 'input_text', text: blocks.map((b, j) => textOf(b, `${param}.content[${j}]`)).join('\n\n') }] });
-      return;
+  for (let i = 0; i < messages.length; i++) {
+    const message: unknown = messages[i];
+    const frozen = Object.isFrozen(message) && isPlainObject(message);
+    let decoded = frozen ? decodedMessages.get(message) : undefined;
+    if (decoded === undefined) {
+      decoded = decodeMessage(message, i);
+      if (frozen) decoded = keptDecoding(message, i > 0 ? messages[i - 1] : undefined, decoded);
     }
-    const last = turns.at(-1);
-    const withParams = blocks.map((block, j) => ({ block, param: `${param}.content[${j}]` }));
-    if (last && last.role === role) last.blocks.push(...withParams);
-    else turns.push({ role, blocks: withParams });
-    items.push(...(role === 'user' ? decodeUserBlocks(withParams, ignored) : decodeAssistantBlocks(withParams, ignored)));
-  });
-  checkToolPairing(turns);
+    for (const item of decoded.items) items.push(item);
+    for (const { index, type } of decoded.ignored) ignored.push(`messages[${i}].content[${index}] (${type})`);
+  }
+  checkToolPairing(messages as JsonObject[]);
   return items;
+}
+
+/**
+ * A frozen message's decoding, kept: its items as the engine stores them (an id minted once, a
+ * message's status: `normalizeStoredItem` then takes them as they are, every turn), or those of
+ * the message that followed the same message before when it decoded alike.
+ */
+function keptDecoding(message: object, before: unknown, decoded: DecodedMessage): DecodedMessage {
+  const follows = Object.isFrozen(before) && isPlainObject(before);
+  const earlier = follows ? decodedAfter.get(before) : undefined;
+  const kept = earlier !== undefined && isDeepStrictEqual(earlier.decoded, decoded) ? earlier.kept : deepFreeze({ items: decoded.items.map(asStored), ignored: decoded.ignored });
+  decodedMessages.set(message, kept);
+  if (follows) decodedAfter.set(before, { decoded, kept });
+  return kept;
+}
+
+/** A decoded input item as the engine stores it (the decoder makes valid Responses input items). */
+const asStored = (item: JsonObject) => normalizeStoredItem(item as ResolvedInputItem) as JsonObject;
+
+function decodeMessage(message: unknown, i: number): DecodedMessage {
+  const param = `messages[${i}]`;
+  if (!isPlainObject(message)) throw invalidRequest(`${param}: Input should be an object.`, param, 'invalid_type');
+  const role = message.role;
+  if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalidRequest(`${param}.role: Input should be 'user', 'assistant' or 'system'.`, `${param}.role`, 'invalid_value');
+  const content = message.content;
+  let blocks: SentBlock[];
+  if (typeof content === 'string') blocks = [{ block: { type: 'text', text: content }, param: `${param}.content`, index: 0 }];
+  else if (Array.isArray(content)) {
+    blocks = content.map((block: unknown, j) => {
+      if (!isPlainObject(block) || typeof block.type !== 'string') throw invalidRequest(`${param}.content[${j}]: Input should be a content block with a 'type'.`, `${param}.content[${j}]`, 'invalid_type');
+      return { block, param: `${param}.content[${j}]`, index: j };
+    });
+  } else throw invalidRequest(`${param}.content: Input should be a string or a list of content blocks.`, `${param}.content`, 'invalid_type');
+  const ignored: Array<{ index: number; type: string }> = [];
+  if (role === 'system') {
+    // SDK 1.x types system-role messages; they are instructions at that point of the conversation
+    return { items: [{ type: 'message', role: 'system', content: [{ type: 'input_text', text: blocks.map((b) => textOf(b.block, b.param)).join('\n\n') }] }], ignored };
+  }
+  return { items: role === 'user' ? decodeUserBlocks(blocks, ignored) : decodeAssistantBlocks(blocks, ignored), ignored };
+}
+
+/** The content blocks of a message already decoded (a plain object whose content is a string or a list of blocks). */
+function blocksOf(message: JsonObject): readonly JsonObject[] {
+  return Array.isArray(message.content) ? (message.content as JsonObject[]) : [];
 }
 
 /**
  * Every client `tool_use` is answered by a `tool_result` with its id in the next turn, once;
  * every `tool_result` answers a `tool_use` of the turn just before (reference §2, ordering rules).
+ * Consecutive messages of one role are one turn, as Anthropic's API merges them; system-role
+ * messages are no turn. One pass that allocates nothing per block: a resent conversation is
+ * checked whole on every request.
  */
-function checkToolPairing(turns: Turn[]): void {
+function checkToolPairing(messages: readonly JsonObject[]): void {
   const seen = new Set<string>();
-  turns.forEach((turn, t) => {
-    if (turn.role !== 'assistant') return;
-    const pending = new Map<string, string>();
-    for (const { block, param } of turn.blocks) {
-      if (block.type !== 'tool_use') continue;
-      const id = block.id as string;
-      if (seen.has(id)) throw invalidRequest(`${param}: \`tool_use\` ids must be unique; '${id}' appears more than once.`, param, 'invalid_value');
-      seen.add(id);
-      pending.set(id, param);
+  let role: unknown = null;
+  /** The `tool_use` ids of the last assistant turn, and the `tool_result` ids of the user turn after it. */
+  let calls = new Set<string>();
+  let answered = new Set<string>();
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (message.role === 'system') continue;
+    if (message.role !== role) {
+      if (role === 'assistant') answered = new Set();
+      else if (role === 'user') {
+        checkAnswered(messages, calls, answered);
+        calls = new Set();
+      }
+      role = message.role;
     }
-    const next = turns[t + 1];
-    const answered = new Set<string>();
-    for (const { block, param } of next?.blocks ?? []) {
-      if (block.type !== 'tool_result') continue;
-      const id = block.tool_use_id as string;
-      if (answered.has(id)) throw invalidRequest(`${param}: duplicate \`tool_result\` for tool_use_id '${id}'.`, param, 'invalid_value');
-      answered.add(id);
-    }
-    const missing = [...pending.keys()].filter((id) => !answered.has(id));
-    if (missing.length > 0) {
-      const param = pending.get(missing[0])!;
-      throw invalidRequest(`${param}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`, param, 'invalid_value');
-    }
-  });
-  // a tool_result must answer a tool_use of the assistant turn right before it
-  turns.forEach((turn, t) => {
-    if (turn.role !== 'user') return;
-    const previous = turns[t - 1];
-    const ids = new Set((previous?.role === 'assistant' ? previous.blocks : []).filter(({ block }) => block.type === 'tool_use').map(({ block }) => block.id as string));
-    for (const { block, param } of turn.blocks) {
-      if (block.type === 'tool_result' && !ids.has(block.tool_use_id as string)) {
-        throw invalidRequest(`${param}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`, param, 'invalid_value');
+    const blocks = blocksOf(message);
+    for (let j = 0; j < blocks.length; j++) {
+      const block = blocks[j];
+      if (role === 'assistant' && block.type === 'tool_use') {
+        const id = block.id as string;
+        if (seen.has(id)) throw invalidRequest(`${blockParam(i, j)}: \`tool_use\` ids must be unique; '${id}' appears more than once.`, blockParam(i, j), 'invalid_value');
+        seen.add(id);
+        calls.add(id);
+      } else if (role === 'user' && block.type === 'tool_result') {
+        const id = block.tool_use_id as string;
+        if (!calls.has(id)) {
+          throw invalidRequest(
+            `${blockParam(i, j)}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+            blockParam(i, j),
+            'invalid_value',
+          );
+        }
+        if (answered.has(id)) throw invalidRequest(`${blockParam(i, j)}: duplicate \`tool_result\` for tool_use_id '${id}'.`, blockParam(i, j), 'invalid_value');
+        answered.add(id);
       }
     }
-  });
+  }
+  // the last turn's calls are answered by none when the conversation ends with them
+  checkAnswered(messages, calls, role === 'user' ? answered : new Set());
 }
 
-function decodeUserBlocks(blocks: Array<{ block: JsonObject; param: string }>, ignored: string[]): JsonObject[] {
+/** Every call of an assistant turn answered by the user turn after it. */
+function checkAnswered(messages: readonly JsonObject[], calls: ReadonlySet<string>, answered: ReadonlySet<string>): void {
+  if (calls.size === answered.size) return;
+  const missing = [...calls].filter((id) => !answered.has(id));
+  // where the first unanswered call was sent (looked for only now: the ids are unique)
+  let param = 'messages';
+  for (let i = 0; i < messages.length && param === 'messages'; i++) {
+    const blocks = messages[i].role === 'assistant' ? blocksOf(messages[i]) : [];
+    for (let j = 0; j < blocks.length; j++) if (blocks[j].type === 'tool_use' && blocks[j].id === missing[0]) param = blockParam(i, j);
+  }
+  throw invalidRequest(
+    `${param}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+    param,
+    'invalid_value',
+  );
+}
+
+const blockParam = (message: number, block: number) => `messages[${message}].content[${block}]`;
+
+function decodeUserBlocks(blocks: readonly SentBlock[], ignored: Array<{ index: number; type: string }>): JsonObject[] {
   const items: JsonObject[] = [];
   let parts: JsonObject[] = [];
   const flush = () => {
     if (parts.length > 0) items.push({ type: 'message', role: 'user', content: parts });
     parts = [];
   };
-  for (const { block, param } of blocks) {
+  for (const { block, param, index } of blocks) {
     switch (block.type) {
       case 'text':
         parts.push({ type: 'input_text', text: textOf(block, param) });
@@ -136,14 +216,14 @@ function decodeUserBlocks(blocks: Array<{ block: JsonObject; param: string }>, i
         break;
       }
       default:
-        ignored.push(`${param} (${String(block.type)})`);
+        ignored.push({ index, type: String(block.type) });
     }
   }
   flush();
   return items;
 }
 
-function decodeAssistantBlocks(blocks: Array<{ block: JsonObject; param: string }>, ignored: string[]): JsonObject[] {
+function decodeAssistantBlocks(blocks: readonly SentBlock[], ignored: Array<{ index: number; type: string }>): JsonObject[] {
   const items: JsonObject[] = [];
   let parts: JsonObject[] = [];
   const flush = () => {
@@ -152,7 +232,7 @@ function decodeAssistantBlocks(blocks: Array<{ block: JsonObject; param: string 
   };
   /** Server-tool calls of this turn by id, waiting for their result block. */
   const serverCalls = new Map<string, JsonObject>();
-  for (const { block, param } of blocks) {
+  for (const { block, param, index } of blocks) {
     switch (block.type) {
       case 'text':
         parts.push({ type: 'output_text', text: textOf(block, param), annotations: [] });
@@ -204,7 +284,7 @@ function decodeAssistantBlocks(blocks: Array<{ block: JsonObject; param: string 
         break;
       }
       default:
-        ignored.push(`${param} (${String(block.type)})`);
+        ignored.push({ index, type: String(block.type) });
     }
   }
   flush();

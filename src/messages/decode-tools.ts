@@ -1,6 +1,7 @@
 import { invalidRequest } from '../errors.js';
 import type { JsonObject } from '../protocol/messages.js';
 import { isPlainObject } from '../tools/validate.js';
+import { intern } from '../util/interned-member.js';
 import { requireString } from './fields.js';
 
 /**
@@ -21,7 +22,34 @@ export interface DecodedTools {
   maxUses: number | null;
 }
 
+/**
+ * Decoded tool lists by the list a client sent, for lists that reach a request as the same frozen
+ * array every time (a tool list resent byte for byte, parsed once: http/json.ts) and no MCP
+ * servers: their declarations are frozen and the same every turn, so what the engine keeps of
+ * them (the tools' JSON in every Response it echoes, the upstream request's tools) is found by reference.
+ */
+const decodedToolLists = new WeakMap<readonly unknown[], { tools: DecodedTools; ignored: readonly string[] }>();
+
 export function decodeTools(tools: unknown, mcpServers: unknown, ignored: string[]): DecodedTools {
+  const held = Array.isArray(tools) && Object.isFrozen(tools) && (mcpServers === undefined || mcpServers === null);
+  const known = held ? decodedToolLists.get(tools) : undefined;
+  if (known !== undefined) {
+    for (const entry of known.ignored) ignored.push(entry);
+    return known.tools;
+  }
+  const own: string[] = [];
+  const decoded = decodeToolList(tools, mcpServers, own);
+  for (const entry of own) ignored.push(entry);
+  if (held) {
+    // interned as the list they come from is (a pure function of it): what compares the
+    // declarations with kept ones (the echoed list's and the upstream tools' kept JSON) meets them as kept
+    intern(decoded.declarations);
+    decodedToolLists.set(tools, { tools: decoded, ignored: own });
+  }
+  return decoded;
+}
+
+function decodeToolList(tools: unknown, mcpServers: unknown, ignored: string[]): DecodedTools {
   const out: DecodedTools = { declarations: [], clientNames: new Set(), webSearchName: null, maxUses: null };
   if (tools !== undefined && tools !== null && !Array.isArray(tools)) throw invalidRequest('tools: Input should be a list of tools.', 'tools', 'invalid_type');
   /** `mcp_toolset` entries (mcp-client-2025-11-20) by server name. */

@@ -11,9 +11,17 @@ import {
   type WebSearchResultLocation,
 } from '../protocol/messages.js';
 import type { DeltaHead } from '../engine/types.js';
+import type { ResponseObject } from '../protocol/responses.js';
 import { citedText, opaque, stopReasonOf, thinkingSignature } from './stream-fields.js';
 
 type Json = Record<string, any>;
+
+/** The Responses events with a Messages counterpart (lifecycle events without one — in_progress, searching, … — are not even parsed). */
+const HANDLED = new Set([
+  ...['response.created', 'response.output_item.added', 'response.content_part.added', 'response.output_text.annotation.added', 'response.content_part.done'],
+  ...['response.output_text.delta', 'response.refusal.delta', 'response.reasoning_text.delta', 'response.reasoning_summary_text.delta', 'response.function_call_arguments.delta'],
+  ...['response.mcp_call_arguments.done', 'response.output_item.done', 'response.completed', 'response.incomplete', 'response.failed'],
+]);
 
 /** Receives each Messages event in order. */
 export type MessagesEventSink = (event: MessagesStreamEvent) => void;
@@ -56,6 +64,12 @@ export class MessagesStreamEncoder {
     private readonly sink: MessagesEventSink,
     private readonly failureStatus: () => number | undefined = () => undefined,
     private readonly stopSequence: () => string | undefined = () => undefined,
+    /**
+     * The run's Response as its lifecycle events carry it (their JSON is made from it as they are
+     * emitted): read instead of parsing that JSON back, which echoes the request's tools and
+     * instructions (Claude Code's: ≈ 40 KB, three times a turn).
+     */
+    private readonly runningResponse: () => ResponseObject | undefined = () => undefined,
   ) {}
 
   get finished(): boolean {
@@ -78,11 +92,15 @@ export class MessagesStreamEncoder {
       this.pushDelta(type, head.outputIndex, head.contentIndex, delta);
       return;
     }
+    if (!HANDLED.has(type)) return;
+    if (type === 'response.created' || type === 'response.completed' || type === 'response.incomplete') {
+      const response = (this.runningResponse() as Json | undefined) ?? (JSON.parse(json) as Json).response;
+      if (type === 'response.created') this.start(response);
+      else this.complete(response);
+      return;
+    }
     const event = JSON.parse(json) as Json;
     switch (type) {
-      case 'response.created':
-        this.start(event.response);
-        return;
       case 'response.output_item.added':
         this.itemAdded(event.output_index, event.item);
         return;
@@ -108,15 +126,8 @@ export class MessagesStreamEncoder {
       case 'response.output_item.done':
         this.itemDone(event.output_index, event.item);
         return;
-      case 'response.completed':
-      case 'response.incomplete':
-        this.complete(event.response);
-        return;
       case 'response.failed':
         this.fail(event.response);
-        return;
-      default:
-        // lifecycle events with no Messages counterpart (in_progress, searching, …)
         return;
     }
   }

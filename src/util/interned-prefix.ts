@@ -1,5 +1,5 @@
 import { intern, isObject } from './interned-member.js';
-import { arrayCloseFrom, CLOSE_BRACKET, COMMA, jsonValueEnd, MemberName, newSentinel, parseSpliced, skipSpace, trimEnd } from './json-bytes.js';
+import { arrayCloseFrom, CLOSE_BRACKET, COMMA, MemberName, newSentinel, parseSpliced, skipSpace, trimEnd } from './json-bytes.js';
 
 /** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
 const SIGHTINGS_BEFORE_KEEPING = 2;
@@ -7,6 +7,11 @@ const SIGHTINGS_BEFORE_KEEPING = 2;
 const OPENING_BYTES = 256;
 /** Bytes compared at the end of a kept prefix first: conversations that share their opening differ there. */
 const TAIL_BYTES = 32;
+/**
+ * How many items at the end of a kept prefix may come back changed, the items before them kept:
+ * Claude Code marks its newest message with `cache_control` and takes the mark off the turn after.
+ */
+const CHANGEABLE_TAIL = 2;
 
 interface KeptPrefix {
   /** `[item1,…,itemK` as the client sent it (a view into the last body that sent it). */
@@ -15,6 +20,11 @@ interface KeptPrefix {
   items: readonly unknown[];
   /** Where the bytes were in that body, from its start. */
   fromStart: number;
+  /**
+   * Where the last CHANGEABLE_TAIL items are cut off (the lengths of `bytes` without them, each up
+   * to the comma before an item), oldest first: the shorter prefixes a body is looked at for.
+   */
+  cuts: readonly number[];
 }
 
 /**
@@ -28,8 +38,10 @@ interface KeptPrefix {
  * the first item of the body's top-level member: the body is then the parsed text with one item
  * swapped for K whole items, so parsing it as sent gives the same array with them in front.
  * Anything else parses the body as sent. The new items, found from the end of the kept prefix to
- * the array's close (bytes read once), extend the kept prefix for the next turn. A conversation's
- * prefix is kept once two bodies opened the array alike; the items are frozen and shared.
+ * the array's close (bytes read once), extend the kept prefix for the next turn. A body whose last
+ * kept item or two came back changed (a client's cache mark moved on to its newest message) is
+ * looked at for the kept prefix without them. A conversation's prefix is kept once two bodies
+ * opened the array alike; the items are frozen and shared.
  */
 export class InternedPrefix {
   private readonly key: string;
@@ -58,42 +70,52 @@ export class InternedPrefix {
   parse(body: Buffer, parse: (body: Buffer) => unknown): unknown {
     if (body.length < this.limits.minBytes) return parse(body);
     for (let i = 0; i < this.kept.length; i++) {
-      if (this.holds(body, this.kept[i])) return this.parseAround(body, i, parse);
+      const kept = this.kept[i];
+      if (this.holds(body, kept, kept.bytes.length)) return this.parseAround(body, i, kept.items.length, kept.bytes.length, parse);
+      for (let dropped = 1; dropped <= kept.cuts.length; dropped++) {
+        const cut = kept.cuts[kept.cuts.length - dropped];
+        if (this.holds(body, kept, cut)) return this.parseAround(body, i, kept.items.length - dropped, cut, parse);
+      }
     }
     const value = parse(body);
     this.learn(body, value, parse);
     return value;
   }
 
-  /** Whether `body` has `"key":`, the kept bytes, and then `,` or `]` at the kept place. */
-  private holds(body: Buffer, kept: KeptPrefix): boolean {
+  /** Whether `body` has `"key":`, the first `length` kept bytes, and then `,` or `]` at the kept place. */
+  private holds(body: Buffer, kept: KeptPrefix, length: number): boolean {
     const start = kept.fromStart;
-    const end = start + kept.bytes.length;
+    const end = start + length;
     if (end >= body.length || !this.name.endsAt(body, start)) return false;
-    const tail = Math.min(TAIL_BYTES, kept.bytes.length);
-    if (body.compare(kept.bytes, kept.bytes.length - tail, kept.bytes.length, end - tail, end) !== 0) return false;
-    if (body.compare(kept.bytes, 0, kept.bytes.length, start, end) !== 0) return false;
+    const tail = Math.min(TAIL_BYTES, length);
+    if (body.compare(kept.bytes, length - tail, length, end - tail, end) !== 0) return false;
+    if (body.compare(kept.bytes, 0, length, start, end) !== 0) return false;
     const next = body[skipSpace(body, end)];
     return next === COMMA || next === CLOSE_BRACKET;
   }
 
-  private parseAround(body: Buffer, index: number, parse: (body: Buffer) => unknown): unknown {
+  /** `body` parsed with its first `count` items (`length` bytes) taken as kept. */
+  private parseAround(body: Buffer, index: number, count: number, length: number, parse: (body: Buffer) => unknown): unknown {
     const kept = this.kept[index];
     const start = kept.fromStart;
-    const end = start + kept.bytes.length;
+    const end = start + length;
     const value = parseSpliced(body, start, end, this.opening, parse);
     if (value === undefined) return parse(body);
     const member = isObject(value) ? value[this.key] : undefined;
     if (!Array.isArray(member) || member[0] !== this.sentinel) return parse(body);
     const added = member.slice(1);
-    const items = added.length === 0 ? kept.items : kept.items.concat(added);
+    const keptItems = count === kept.items.length ? kept.items : kept.items.slice(0, count);
+    const items = added.length === 0 ? keptItems : keptItems.concat(added);
     (value as Record<string, unknown>)[this.key] = items.slice();
     if (added.length > 0) {
       // the kept prefix grows by the new items, read from where it ended to the array's close
-      const close = arrayCloseFrom(body, end);
+      const commas: number[] = [];
+      const close = arrayCloseFrom(body, end, commas);
       if (close > 0 && close - start <= this.limits.maxBytes) {
         for (const item of added) intern(item);
-        const grown = { bytes: body.subarray(start, trimEnd(body, start, close)), items, fromStart: start };
+        // the cuts before the kept bytes' end, then the commas read (the first one right at that end)
+        const cuts = kept.cuts.filter((cut) => cut < length);
+        const grown = { bytes: body.subarray(start, trimEnd(body, start, close)), items, fromStart: start, cuts: lastCuts(body, start, cuts, commas) };
         this.keptBytes += grown.bytes.length - kept.bytes.length;
         this.kept[index] = grown;
       }
@@ -119,15 +141,19 @@ export class InternedPrefix {
       return;
     }
     this.seen.delete(opening);
-    const end = jsonValueEnd(body, start);
-    if (end - start < this.limits.minBytes || end - start > this.limits.maxBytes || body[end - 1] !== CLOSE_BRACKET) return;
+    const open = skipSpace(body, start);
+    if (body[open] !== OPEN_BRACKET) return;
+    const commas: number[] = [];
+    const close = arrayCloseFrom(body, open + 1, commas);
+    const end = close + 1;
+    if (close < 0 || end - start < this.limits.minBytes || end - start > this.limits.maxBytes) return;
     // the bytes are the body's own member (not a nested one) when a sentinel in their place comes back as it
     const check = parseSpliced(body, start, end, this.wholeArray, parse);
     const probed = isObject(check) ? check[this.key] : undefined;
     if (!Array.isArray(probed) || probed.length !== 1 || probed[0] !== this.sentinel) return;
     const items = member.map((item) => intern(item));
     value[this.key] = items.slice();
-    const kept = { bytes: body.subarray(start, trimEnd(body, start, end - 1)), items, fromStart: start };
+    const kept = { bytes: body.subarray(start, trimEnd(body, start, close)), items, fromStart: start, cuts: lastCuts(body, start, [], commas) };
     this.kept.unshift(kept);
     this.keptBytes += kept.bytes.length;
     this.evict();
@@ -136,4 +162,17 @@ export class InternedPrefix {
   private evict(): void {
     while (this.kept.length > this.limits.count || this.keptBytes > this.limits.totalBytes) this.keptBytes -= this.kept.pop()!.bytes.length;
   }
+}
+
+const OPEN_BRACKET = 0x5b;
+
+/**
+ * The last CHANGEABLE_TAIL cuts of a kept prefix: `earlier` (lengths already known) followed by
+ * those of `commas` (indexes in `body` of the commas between the array's items), each the length
+ * from `start` to the end of the item before it.
+ */
+function lastCuts(body: Buffer, start: number, earlier: number[], commas: readonly number[]): number[] {
+  const cuts = earlier;
+  for (let i = Math.max(0, commas.length - CHANGEABLE_TAIL); i < commas.length; i++) cuts.push(trimEnd(body, start, commas[i]) - start);
+  return cuts.length > CHANGEABLE_TAIL ? cuts.slice(-CHANGEABLE_TAIL) : cuts;
 }

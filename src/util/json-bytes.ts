@@ -82,13 +82,16 @@ export function jsonValueEnd(bytes: Buffer, start: number): number {
  * Where the array whose items continue at `from` (after an item, inside the array) closes: the
  * index of its `]`, or -1 when it does not close.
  */
-export function arrayCloseFrom(bytes: Buffer, from: number): number {
-  const close = closingFrom(bytes, from);
+export function arrayCloseFrom(bytes: Buffer, from: number, commas?: number[]): number {
+  const close = closingFrom(bytes, from, commas);
   return close >= 0 && bytes[close] === CLOSE_BRACKET ? close : -1;
 }
 
-/** The index of the `]` or `}` that closes what `from` is inside of (strings and nested values skipped), or -1. */
-function closingFrom(bytes: Buffer, from: number): number {
+/**
+ * The index of the `]` or `}` that closes what `from` is inside of (strings and nested values
+ * skipped), or -1; `commas` gets the indexes of the commas between its members (not nested ones).
+ */
+function closingFrom(bytes: Buffer, from: number, commas?: number[]): number {
   let depth = 0;
   for (let i = from; i < bytes.length; i++) {
     const byte = bytes[i];
@@ -99,7 +102,7 @@ function closingFrom(bytes: Buffer, from: number): number {
     else if (byte === 0x5d || byte === 0x7d) {
       if (depth === 0) return i;
       depth--;
-    }
+    } else if (byte === COMMA && depth === 0 && commas !== undefined) commas.push(i);
   }
   return -1;
 }

@@ -40,6 +40,23 @@ const text = (o: number, delta: string): Ev[] => [
 const done = (status: string, output: unknown[], extra: Record<string, unknown> = {}): Ev => [`response.${status === 'completed' ? 'completed' : status}`, { response: { id: 'resp_abc', status, output, usage, ...extra } }];
 
 describe('MessagesStreamEncoder', () => {
+  it("reads the run's Response as it stands instead of parsing it back from a lifecycle event, and parses no event it has no use for", () => {
+    const events: Ev[] = [created, ...text(0, 'Hi.'), done('completed', [{ type: 'message' }])];
+    const { out: expected } = encode(events);
+    const out: MessagesStreamEvent[] = [];
+    let running: Record<string, unknown> | undefined;
+    const encoder = new MessagesStreamEncoder((e) => out.push(e), undefined, undefined, () => running as any);
+    for (const [type, payload] of events) {
+      if (type === 'response.created' || type === 'response.completed') {
+        // the event's JSON echoes the request (a stand-in here): the Response itself is read
+        running = payload.response as Record<string, unknown>;
+        encoder.push(type, '{"response":"the echoed request, not read"}');
+      } else encoder.push(type, JSON.stringify({ type, ...payload }));
+      if (type === 'response.created') encoder.push('response.in_progress', 'not JSON: never parsed');
+    }
+    expect(out).toEqual(expected);
+  });
+
   it('text, a client call, text again: three contiguous blocks, tool_use last wins stop_reason', () => {
     const { out, message } = encode([
       created,

@@ -42,6 +42,44 @@ describe('InternedPrefix', () => {
     }).toThrow(TypeError);
   });
 
+  it('keeps the items before the last one or two when they come back changed (a cache mark moved on to the newest message)', () => {
+    const interned = new InternedPrefix('messages', LIMITS);
+    const { seen, parse } = recordingParser();
+    // Claude Code's way: its newest message carries `cache_control`, taken off the turn after
+    const marked = (items: Array<Record<string, unknown>>, count: number) =>
+      items.map((one, i) => (i >= items.length - count ? { ...one, cache_control: { type: 'ephemeral' } } : one));
+    const values: Array<{ messages: Array<Record<string, unknown>> }> = [];
+    const bodies: string[] = [];
+    for (let turn = 3; turn < 14; turn++) {
+      // turns 3–8 mark one message, later turns the last two (two moved marks)
+      const body = JSON.stringify({ model: 'm', messages: marked(history(turn), turn < 9 ? 1 : 2), stream: true });
+      const value = interned.parse(Buffer.from(body), parse) as (typeof values)[number];
+      expect(JSON.stringify(value)).toBe(body);
+      values.push(value);
+      bodies.push(body);
+    }
+    // turns 3 and 4 parsed whole (and turn 4 once more with a sentinel); after that each parsed text
+    // holds the changed and the new items only
+    expect(seen).toHaveLength(2 + 1 + 9);
+    for (const [i, text] of seen.slice(3).entries()) {
+      const turn = i + 5;
+      // the first item parsed: the one whose mark came off (one marked: the turn's item before
+      // last; two marked: the one before those), or, when the marks grew from one to two, the new one
+      const first = turn < 9 ? turn - 2 : turn === 9 ? turn - 1 : turn - 3;
+      expect(text).toContain(`item ${first}:`);
+      expect(text).not.toContain(`item ${first - 1}:`);
+      expect(text).toContain(`item ${turn - 1}:`);
+    }
+    const last = values.at(-1)!.messages;
+    expect(last[0]).toBe(values[2].messages[0]);
+    expect(last[9]).toBe(values.at(-2)!.messages[9]);
+    expect(last[10]).not.toBe(values.at(-2)!.messages[10]);
+    expect(Object.isFrozen(last[12])).toBe(true);
+    expect(last[12].cache_control).toEqual({ type: 'ephemeral' });
+    expect(values.at(-2)!.messages[11].cache_control).toEqual({ type: 'ephemeral' });
+    expect(last[10]).not.toHaveProperty('cache_control');
+  });
+
   it('takes nothing from a nested copy at the kept place, a later duplicate key, or a changed item', () => {
     const interned = new InternedPrefix('input', LIMITS);
     const { parse } = recordingParser();
@@ -106,7 +144,10 @@ describe('InternedPrefix', () => {
       if (roll < 0.6) items = [...items, item(items.length)];
       else if (roll < 0.7) items = items.slice(0, Math.max(1, items.length - 2));
       else if (roll < 0.75) items = history(3);
-      const members = [`"model":"m"`, `"input":${JSON.stringify(items)}`, `"store":false`];
+      // the newest one or two items marked, as a client that moves a cache mark along does
+      const marks = Math.floor(random() * 3);
+      const sent = items.map((one, k) => (k >= items.length - marks ? { ...one, cache_control: { type: 'ephemeral' } } : one));
+      const members = [`"model":"m"`, `"input":${JSON.stringify(sent)}`, `"store":false`];
       if (random() < 0.1) members.push(`"input":${JSON.stringify(items.slice(0, 2))}`);
       if (random() < 0.1) members.unshift(`"x":{"input":${JSON.stringify(items)}}`);
       let text = `{${members.join(random() < 0.1 ? ' , ' : ',')}}`;
