@@ -40,9 +40,11 @@ export class ResponseAccumulator {
    */
   private settledJson: string | null = null;
 
+  /** `withResponse`: lifecycle events carry the Response (false: the sink reads it from the run, `RunHooks.readsResponse`). */
   constructor(
     readonly response: ResponseObject,
     private readonly sink: EventSink | null,
+    private readonly withResponse = true,
   ) {}
 
   get started(): boolean {
@@ -122,6 +124,11 @@ export class ResponseAccumulator {
       this.emitFields('response.in_progress', `"response":${running}`);
       return running;
     }
+    if (!this.withResponse) {
+      this.emitFields('response.created', '');
+      this.emitFields('response.in_progress', '');
+      return null;
+    }
     // created and in_progress carry the same snapshot: serialize it once
     const running = responseJson(this.response);
     const fields = `"response":${running}`;
@@ -194,7 +201,7 @@ export class ResponseAccumulator {
       this.sequence++;
       return;
     }
-    this.emitFields(this.terminalType(), `"response":${this.settledResponseJson()}`);
+    this.emitFields(this.terminalType(), this.withResponse ? `"response":${this.settledResponseJson()}` : '');
   }
 
   /**

@@ -43,7 +43,7 @@ export class Engine {
    */
   async run(turn: PreparedTurn, sink: EventSink | null, callerSignal: Cancellation, drained?: () => Promise<void> | undefined, hooks: RunHooks = {}): Promise<ResponseObject> {
     const response = hooks.response ?? this.newResponse(turn);
-    const acc = new ResponseAccumulator(response, sink);
+    const acc = new ResponseAccumulator(response, sink, hooks.readsResponse !== true);
     if (hooks.outcome) hooks.outcome.response = response;
     // the run's own controller: the caller's abort, a cancellation or a lost ownership stop it
     const controller = hooks.controller ?? new TurnAbort();

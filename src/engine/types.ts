@@ -40,6 +40,13 @@ export interface RunHooks {
   controller?: TurnAbort;
   /** Filled in as the run goes: how it ended, for the caller (a failure's status, the stop sequence). */
   outcome?: RunOutcome;
+  /**
+   * The sink reads the run's Response itself (`outcome.response`) where a lifecycle event would
+   * carry it (the Messages surface's encoder): `response.created`, `in_progress` and the terminal
+   * event are emitted without it, and the Response (echoing the request's tools and instructions)
+   * is serialised only if something else needs its JSON.
+   */
+  readsResponse?: boolean;
 }
 
 /** The abort reason of a run another process took over (this one was silent too long): it must stop and write nothing. */

@@ -82,7 +82,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
       const writer = new SseWriter(res, PING);
       const encoder = new MessagesStreamEncoder((event) => writer.write(event.type, messagesEventJson(event)), () => outcome.failure?.status, () => outcome.stopSequence, () => outcome.response);
       try {
-        await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, () => writer.drained(), { controller, outcome });
+        await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, () => writer.drained(), { controller, outcome, readsResponse: true });
       } finally {
         // before the first event a failure is still an HTTP error (withErrors)
         if (writer.headersSent) writer.end();
@@ -91,7 +91,7 @@ async function createMessage(deps: MessagesRouteDeps, limits: ModelLimits, req: 
     }
     const fold = new MessageFold();
     const encoder = new MessagesStreamEncoder((event: MessagesStreamEvent) => fold.push(event), () => outcome.failure?.status, () => outcome.stopSequence, () => outcome.response);
-    await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, undefined, { controller, outcome });
+    await deps.engine.run(turn, (type, json, head, delta) => encoder.push(type, json, head, delta), controller, undefined, { controller, outcome, readsResponse: true });
     if (fold.error || !fold.result) {
       // failed after generation began: the upstream failure's own status where known
       const cause = outcome.failure;

@@ -65,9 +65,9 @@ export class MessagesStreamEncoder {
     private readonly failureStatus: () => number | undefined = () => undefined,
     private readonly stopSequence: () => string | undefined = () => undefined,
     /**
-     * The run's Response as its lifecycle events carry it (their JSON is made from it as they are
-     * emitted): read instead of parsing that JSON back, which echoes the request's tools and
-     * instructions (Claude Code's: ≈ 40 KB, three times a turn).
+     * The run's Response, as its lifecycle events would carry it: read instead of their JSON, which
+     * the run then does not make (`RunHooks.readsResponse`) — it echoes the request's tools and
+     * instructions (Claude Code's: ≈ 40 KB, twice a turn).
      */
     private readonly runningResponse: () => ResponseObject | undefined = () => undefined,
   ) {}
@@ -93,9 +93,10 @@ export class MessagesStreamEncoder {
       return;
     }
     if (!HANDLED.has(type)) return;
-    if (type === 'response.created' || type === 'response.completed' || type === 'response.incomplete') {
+    if (type === 'response.created' || type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
       const response = (this.runningResponse() as Json | undefined) ?? (JSON.parse(json) as Json).response;
       if (type === 'response.created') this.start(response);
+      else if (type === 'response.failed') this.fail(response);
       else this.complete(response);
       return;
     }
@@ -125,9 +126,6 @@ export class MessagesStreamEncoder {
         return;
       case 'response.output_item.done':
         this.itemDone(event.output_index, event.item);
-        return;
-      case 'response.failed':
-        this.fail(event.response);
         return;
     }
   }

@@ -41,20 +41,22 @@ const done = (status: string, output: unknown[], extra: Record<string, unknown> 
 
 describe('MessagesStreamEncoder', () => {
   it("reads the run's Response as it stands instead of parsing it back from a lifecycle event, and parses no event it has no use for", () => {
-    const events: Ev[] = [created, ...text(0, 'Hi.'), done('completed', [{ type: 'message' }])];
-    const { out: expected } = encode(events);
-    const out: MessagesStreamEvent[] = [];
-    let running: Record<string, unknown> | undefined;
-    const encoder = new MessagesStreamEncoder((e) => out.push(e), undefined, undefined, () => running as any);
-    for (const [type, payload] of events) {
-      if (type === 'response.created' || type === 'response.completed') {
-        // the event's JSON echoes the request (a stand-in here): the Response itself is read
-        running = payload.response as Record<string, unknown>;
-        encoder.push(type, '{"response":"the echoed request, not read"}');
-      } else encoder.push(type, JSON.stringify({ type, ...payload }));
-      if (type === 'response.created') encoder.push('response.in_progress', 'not JSON: never parsed');
+    const failed: Ev = ['response.failed', { response: { id: 'resp_abc', status: 'failed', output: [], error: { code: 'server_error', message: 'upstream went away' } } }];
+    for (const events of [[created, ...text(0, 'Hi.'), done('completed', [{ type: 'message' }])], [created, ...text(0, 'Hi.'), failed]]) {
+      const { out: expected } = encode(events, 502);
+      const out: MessagesStreamEvent[] = [];
+      let running: Record<string, unknown> | undefined;
+      const encoder = new MessagesStreamEncoder((e) => out.push(e), () => 502, undefined, () => running as any);
+      for (const [type, payload] of events) {
+        if (type === 'response.created' || type === 'response.completed' || type === 'response.failed') {
+          // the run made no JSON for these (RunHooks.readsResponse): the Response itself is read
+          running = payload.response as Record<string, unknown>;
+          encoder.push(type, `{"type":"${type}","sequence_number":0}`);
+        } else encoder.push(type, JSON.stringify({ type, ...payload }));
+        if (type === 'response.created') encoder.push('response.in_progress', 'not JSON: never parsed');
+      }
+      expect(out).toEqual(expected);
     }
-    expect(out).toEqual(expected);
   });
 
   it('text, a client call, text again: three contiguous blocks, tool_use last wins stop_reason', () => {
