@@ -13,7 +13,7 @@ import { messagesEventJson } from '../messages/event-json.js';
 import type { ReasoningReplay } from '../protocol/chat.js';
 import type { MessagesStreamEvent } from '../protocol/messages.js';
 import { newId } from '../util/ids.js';
-import { readJsonBody, readMessagesBody, sendJson } from './json.js';
+import { readMessagesBody, sendJson } from './json.js';
 import type { Route } from './router.js';
 import { SseWriter } from './sse-writer.js';
 import { admitStream, tenantOf } from '../observability/request-context.js';
@@ -128,7 +128,8 @@ async function clampMaxTokens(turn: PreparedTurn, base: PreparedTurn['base'], li
 
 /** `POST /v1/messages/count_tokens` → `{input_tokens}`: the upstream's tokenizer where it has one, else the estimate. */
 async function countTokens(deps: MessagesRouteDeps, req: HttpRequest, res: HttpResponse, requestId: string): Promise<void> {
-  const raw = await readJsonBody(req, deps.maxBodyBytes);
+  // the conversation a client is about to send: its messages taken as kept where it sent them before
+  const raw = await readMessagesBody(req, deps.maxBodyBytes);
   // count_tokens takes a create request without max_tokens
   const decoded = decodeMessagesRequest(raw, { requireMaxTokens: false });
   logIgnored(deps, decoded, requestId);

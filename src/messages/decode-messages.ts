@@ -5,7 +5,9 @@ import type { ResolvedInputItem } from '../protocol/responses.js';
 import { isPlainObject } from '../tools/validate.js';
 import { deepFreeze } from '../util/freeze.js';
 import { normalizeStoredItem } from '../util/items.js';
+import { keepRun, keptRun, runEnd } from './decoded-runs.js';
 import { requireString } from './fields.js';
+import { ToolPairing } from './tool-pairing.js';
 
 /**
  * `system` and `messages` → the engine's instructions and input items. Client tool calls and their
@@ -57,8 +59,16 @@ const decodedAfter = new WeakMap<object, { decoded: DecodedMessage; kept: Decode
 export function decodeMessages(messages: unknown, ignored: string[]): JsonObject[] {
   if (!Array.isArray(messages)) throw invalidRequest('messages: Field required (a list of messages).', 'messages', 'missing_required_parameter');
   if (messages.length === 0) throw invalidRequest('messages: at least one message is required.', 'messages', 'invalid_value');
-  const items: JsonObject[] = [];
-  for (let i = 0; i < messages.length; i++) {
+  // a conversation resent whole: from where the kept run of its last request ends
+  const end = runEnd(messages);
+  const run = end > 0 ? keptRun(messages, end) : undefined;
+  const items = run === undefined ? [] : run.items.slice();
+  const skipped = run === undefined ? [] : run.ignored.slice();
+  const pairing = run === undefined ? ToolPairing.fresh() : ToolPairing.from(run.pairing);
+  /** Where the run to keep ends (this request's leading frozen messages but the last). */
+  let kept: { items: number; ignored: number; pairing: ReturnType<ToolPairing['mark']> } | undefined;
+  for (let i = run?.messages.length ?? 0; i < messages.length; i++) {
+    if (i === end && i > (run?.messages.length ?? 0)) kept = { items: items.length, ignored: skipped.length, pairing: pairing.mark() };
     const message: unknown = messages[i];
     const frozen = Object.isFrozen(message) && isPlainObject(message);
     let decoded = frozen ? decodedMessages.get(message) : undefined;
@@ -67,9 +77,15 @@ export function decodeMessages(messages: unknown, ignored: string[]): JsonObject
       if (frozen) decoded = keptDecoding(message, i > 0 ? messages[i - 1] : undefined, decoded);
     }
     for (const item of decoded.items) items.push(item);
-    for (const { index, type } of decoded.ignored) ignored.push(`messages[${i}].content[${index}] (${type})`);
+    for (const { index, type } of decoded.ignored) skipped.push(`messages[${i}].content[${index}] (${type})`);
+    pairing.add(message as JsonObject, i, messages as JsonObject[]);
   }
-  checkToolPairing(messages as JsonObject[]);
+  pairing.finish(messages as JsonObject[]);
+  if (kept !== undefined) {
+    const state = pairing.stateAt(kept.pairing, run?.pairing);
+    keepRun({ messages: messages.slice(0, end), items: items.slice(0, kept.items), ignored: skipped.slice(0, kept.ignored), pairing: state }, run);
+  }
+  for (const entry of skipped) ignored.push(entry);
   return items;
 }
 
@@ -111,80 +127,6 @@ function decodeMessage(message: unknown, i: number): DecodedMessage {
   }
   return { items: role === 'user' ? decodeUserBlocks(blocks, ignored) : decodeAssistantBlocks(blocks, ignored), ignored };
 }
-
-/** The content blocks of a message already decoded (a plain object whose content is a string or a list of blocks). */
-function blocksOf(message: JsonObject): readonly JsonObject[] {
-  return Array.isArray(message.content) ? (message.content as JsonObject[]) : [];
-}
-
-/**
- * Every client `tool_use` is answered by a `tool_result` with its id in the next turn, once;
- * every `tool_result` answers a `tool_use` of the turn just before (reference §2, ordering rules).
- * Consecutive messages of one role are one turn, as Anthropic's API merges them; system-role
- * messages are no turn. One pass that allocates nothing per block: a resent conversation is
- * checked whole on every request.
- */
-function checkToolPairing(messages: readonly JsonObject[]): void {
-  const seen = new Set<string>();
-  let role: unknown = null;
-  /** The `tool_use` ids of the last assistant turn, and the `tool_result` ids of the user turn after it. */
-  let calls = new Set<string>();
-  let answered = new Set<string>();
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i];
-    if (message.role === 'system') continue;
-    if (message.role !== role) {
-      if (role === 'assistant') answered = new Set();
-      else if (role === 'user') {
-        checkAnswered(messages, calls, answered);
-        calls = new Set();
-      }
-      role = message.role;
-    }
-    const blocks = blocksOf(message);
-    for (let j = 0; j < blocks.length; j++) {
-      const block = blocks[j];
-      if (role === 'assistant' && block.type === 'tool_use') {
-        const id = block.id as string;
-        if (seen.has(id)) throw invalidRequest(`${blockParam(i, j)}: \`tool_use\` ids must be unique; '${id}' appears more than once.`, blockParam(i, j), 'invalid_value');
-        seen.add(id);
-        calls.add(id);
-      } else if (role === 'user' && block.type === 'tool_result') {
-        const id = block.tool_use_id as string;
-        if (!calls.has(id)) {
-          throw invalidRequest(
-            `${blockParam(i, j)}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
-            blockParam(i, j),
-            'invalid_value',
-          );
-        }
-        if (answered.has(id)) throw invalidRequest(`${blockParam(i, j)}: duplicate \`tool_result\` for tool_use_id '${id}'.`, blockParam(i, j), 'invalid_value');
-        answered.add(id);
-      }
-    }
-  }
-  // the last turn's calls are answered by none when the conversation ends with them
-  checkAnswered(messages, calls, role === 'user' ? answered : new Set());
-}
-
-/** Every call of an assistant turn answered by the user turn after it. */
-function checkAnswered(messages: readonly JsonObject[], calls: ReadonlySet<string>, answered: ReadonlySet<string>): void {
-  if (calls.size === answered.size) return;
-  const missing = [...calls].filter((id) => !answered.has(id));
-  // where the first unanswered call was sent (looked for only now: the ids are unique)
-  let param = 'messages';
-  for (let i = 0; i < messages.length && param === 'messages'; i++) {
-    const blocks = messages[i].role === 'assistant' ? blocksOf(messages[i]) : [];
-    for (let j = 0; j < blocks.length; j++) if (blocks[j].type === 'tool_use' && blocks[j].id === missing[0]) param = blockParam(i, j);
-  }
-  throw invalidRequest(
-    `${param}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
-    param,
-    'invalid_value',
-  );
-}
-
-const blockParam = (message: number, block: number) => `messages[${message}].content[${block}]`;
 
 function decodeUserBlocks(blocks: readonly SentBlock[], ignored: Array<{ index: number; type: string }>): JsonObject[] {
   const items: JsonObject[] = [];

@@ -67,6 +67,41 @@ describe('decoding a resent conversation', () => {
     }
   });
 
+  it('decodes and checks only what follows the kept messages of the last request (read counts)', () => {
+    let reads = 0;
+    /** A message whose every read of `role` is counted, kept (frozen) or the request's own. */
+    const countedOwn = (message: Json) => {
+      const { role, ...rest } = message;
+      return Object.defineProperty({ ...rest }, 'role', { enumerable: true, get: () => (reads++, role) });
+    };
+    const counted = (message: Json) => intern(countedOwn(message));
+    const conversation: Json[] = [counted({ role: 'user', content: 'start' })];
+    for (let turn = 0; turn < 100; turn++) {
+      conversation.push(counted({ role: 'assistant', content: [{ type: 'tool_use', id: `t${turn}`, name: 'Bash', input: {} }] }));
+      const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${turn}`, content: `out ${turn}` }] };
+      // sent with the cache mark this turn, without it (a new object) from the next one on
+      const sent = [...conversation, counted({ ...result, content: [{ ...result.content[0], cache_control: { type: 'ephemeral' } }] })];
+      reads = 0;
+      decodeMessages(sent, []);
+      // the last request's changed message and the two new ones, however long the conversation
+      if (turn >= 10) expect(reads, `turn ${turn}`).toBeLessThanOrEqual(12);
+      conversation.push(counted(result));
+    }
+    // a fork (another last answer): decoded from the same kept messages
+    reads = 0;
+    decodeMessages([...conversation.slice(0, -1), counted({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't99', content: 'other' }] })], []);
+    expect(reads).toBeLessThanOrEqual(12);
+    // the same conversation, its messages the request's own: read whole
+    const own = [countedOwn({ role: 'user', content: 'start' })];
+    for (let turn = 0; turn < 100; turn++) {
+      own.push(countedOwn({ role: 'assistant', content: [{ type: 'tool_use', id: `t${turn}`, name: 'Bash', input: {} }] }));
+      own.push(countedOwn({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${turn}`, content: `out ${turn}` }] }));
+    }
+    reads = 0;
+    decodeMessages(own, []);
+    expect(reads).toBeGreaterThan(400);
+  });
+
   it('decodes a changed message anew, names skipped blocks where they are now, and keeps nothing of a message that is not frozen', () => {
     const messages = intern([
       { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'server_tool_result_we_skip', x: 1 }] },
@@ -133,6 +168,46 @@ describe('decoding a resent conversation', () => {
         if (expected !== null && error !== null) rejected++;
       }
     }
+    expect(rejected).toBeGreaterThan(1000);
+  });
+
+  it('checks a conversation resent whole from where its kept messages end, as a whole check would (seeded: growing, forked and broken conversations)', () => {
+    const rand = prng(20261204);
+    let accepted = 0;
+    let rejected = 0;
+    for (let run = 0; run < 150; run++) {
+      // kept messages, as a resent conversation's: frozen, the same objects every request
+      const conversation: Json[] = [intern({ role: 'user', content: 'start' })];
+      let ids = 0;
+      for (let turn = 0; turn < 25; turn++) {
+        const roll = rand();
+        const calls = Array.from({ length: Math.floor(rand() * 3) }, () => `t${++ids}`);
+        // now and then a defect: a repeated call id, an unanswered or unknown call, an answer twice
+        if (roll < 0.03) calls.push(`t${Math.max(1, ids - 1)}`);
+        conversation.push(intern({ role: 'assistant', content: [{ type: 'text', text: `turn ${turn}` }, ...calls.map((id) => ({ type: 'tool_use', id, name: 'f', input: {} }))] }));
+        const answers: Json[] = calls.filter(() => !(roll > 0.03 && roll < 0.05)).map((id) => ({ type: 'tool_result', tool_use_id: id, content: 'r' }));
+        if (roll > 0.05 && roll < 0.06) answers.push({ type: 'tool_result', tool_use_id: 'unknown', content: 'r' });
+        if (roll > 0.06 && roll < 0.07 && answers.length > 0) answers.push(answers[0]);
+        if (answers.length === 0 || rand() < 0.3) answers.push({ type: 'text', text: 'go on' });
+        conversation.push(intern({ role: 'user', content: answers }));
+        if (rand() < 0.05) conversation.push(intern({ role: 'system', content: 'note' }));
+      }
+      // each request resends the conversation so far (and now and then goes back to an earlier turn)
+      for (let length = 2; length <= conversation.length; length++) {
+        const sent = rand() < 0.1 ? conversation.slice(0, 1 + Math.floor(rand() * length)) : conversation.slice(0, length);
+        const expected = referencePairingError(sent);
+        let error: string | null = null;
+        try {
+          decodeMessages(sent, []);
+        } catch (err) {
+          error = (err as Error).message;
+        }
+        expect(error === null, `run ${run}, ${sent.length} messages: ${error ?? 'accepted'}, expected ${expected ?? 'accepted'}`).toBe(expected === null);
+        if (error === null) accepted++;
+        else rejected++;
+      }
+    }
+    expect(accepted).toBeGreaterThan(2000);
     expect(rejected).toBeGreaterThan(1000);
   });
 });
