@@ -9,6 +9,7 @@ import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '..
 import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
 import { EMPTY_MAP } from '../util/empty.js';
 import { deepFreeze } from '../util/freeze.js';
+import { startsWithSame } from '../util/objects.js';
 
 export interface HeldHistory {
   /** The chain's public items (each record's input, then its output), in order. */
@@ -133,7 +134,7 @@ export function heldInputRun(sent: readonly unknown[], items: readonly Item[]): 
   if (end < MIN_HELD_RUN) return undefined;
   for (let last = end - 1; last >= Math.max(0, end - 1 - RUN_LOOKBACK); last--) {
     const kept = heldRuns.get(sent[last] as object);
-    if (kept === undefined || kept.sent.length !== last + 1 || !startsWith(sent, kept.sent)) continue;
+    if (kept === undefined || kept.sent.length !== last + 1 || !startsWithSame(sent, kept.sent)) continue;
     if (last === end - 1) return { length: end, model: kept.model };
     // one run per conversation, its newest (a fork from an earlier turn builds its own)
     heldRuns.delete(sent[last] as object);
@@ -147,11 +148,6 @@ function keptRun(sent: readonly unknown[], end: number, model: HeldModelItems): 
   return { length: end, model };
 }
 
-/** Whether `items` begins with `run` (the same objects). */
-function startsWith(items: readonly unknown[], run: readonly unknown[]): boolean {
-  for (let i = run.length - 1; i >= 0; i--) if (items[i] !== run[i]) return false;
-  return true;
-}
 
 /** `model` followed by the model items of `added`, or undefined when one of them is not context-free. */
 function withModelItems(model: HeldModelItems, added: readonly Item[], callRecords: readonly GatewayCallRecord[]): HeldModelItems | undefined {

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../protocol/messages.js';
 import type { PairingState } from './tool-pairing.js';
+import { startsWithSame } from '../util/objects.js';
 
 /**
  * The leading messages of a conversation resent whole, decoded and checked: a turn decodes and
@@ -41,7 +42,7 @@ export function runEnd(messages: readonly unknown[]): number {
 export function keptRun(messages: readonly unknown[], end: number): DecodedRun | undefined {
   for (let last = end - 1; last >= Math.max(MIN_RUN - 1, end - LOOKBACK); last--) {
     const run = runs.get(messages[last] as object);
-    if (run !== undefined && run.messages.length === last + 1 && startsWith(messages, run.messages)) return run;
+    if (run !== undefined && run.messages.length === last + 1 && startsWithSame(messages, run.messages)) return run;
   }
   return undefined;
 }
@@ -54,10 +55,4 @@ export function keepRun(run: DecodedRun, replaced: DecodedRun | undefined): void
 
 function isFrozenObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Object.isFrozen(value);
-}
-
-/** Whether `items` begins with `run` (the same objects). */
-function startsWith(items: readonly unknown[], run: readonly unknown[]): boolean {
-  for (let i = run.length - 1; i >= 0; i--) if (items[i] !== run[i]) return false;
-  return true;
 }

@@ -3,13 +3,14 @@
 // are converted once and extended turn by turn. They must be exactly what converting the whole
 // input gives, and absent wherever that cannot be known without converting it.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { heldInputRun } from '../../src/engine/held-history.js';
 import { toModelItems } from '../../src/engine/conversation.js';
 import type { Item } from '../../src/protocol/responses.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { deepFreeze } from '../../src/util/freeze.js';
-import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { readSse, type TestGateway } from '../helpers/gateway.js';
+import { keptAndFreshGateways, uniquelyIndented } from '../helpers/kept-and-fresh.js';
 import { prng } from '../reliability/hostile-input.js';
 
 let next = 0;
@@ -90,15 +91,7 @@ describe('a history resent whole through the gateway', () => {
   // one gateway gets the history as Codex sends it (compact, the same bytes turn after turn: kept,
   // its model items held); the other gets each body with an indent of its own, which nothing
   // kept matches, so it parses and converts everything every turn
-  let kept: TestGateway;
-  let fresh: TestGateway;
-  beforeAll(async () => {
-    [kept, fresh] = await Promise.all([startTestGateway(), startTestGateway()]);
-  });
-  afterAll(async () => {
-    await kept.close();
-    await fresh.close();
-  });
+  const gateways = keptAndFreshGateways();
 
   async function upstreamOf(tg: TestGateway, text: string): Promise<string> {
     const before = tg.simulator.requests.length;
@@ -112,7 +105,6 @@ describe('a history resent whole through the gateway', () => {
   it('sends the model, turn after turn, what the same history parsed fresh gives (Codex-shaped items, messages without ids, forks, changed tools)', async () => {
     // seeded: the same histories every run
     const rand = prng(16);
-    let sent = 0;
     for (const [f, fixture] of FIXTURES.entries()) {
       const namespaced = fixture.tools.some((tool: { type: string }) => tool.type === 'namespace');
       let input: Array<Record<string, unknown>> = [...fixture.input];
@@ -139,8 +131,7 @@ describe('a history resent whole through the gateway', () => {
         // now and then the namespaced tool is not declared: its calls are replayed under the flattened name
         const tools = namespaced && rand() < 0.2 ? fixture.tools.filter((tool: { type: string }) => tool.type !== 'namespace') : fixture.tools;
         const body = { ...fixture, input, tools };
-        const indent = (++sent).toString(2).replaceAll('0', ' ').replaceAll('1', '\t');
-        expect(await upstreamOf(kept, JSON.stringify(body)), `turn ${n}`).toBe(await upstreamOf(fresh, JSON.stringify(body, null, indent)));
+        expect(await upstreamOf(gateways.kept, JSON.stringify(body)), `turn ${n}`).toBe(await upstreamOf(gateways.fresh, uniquelyIndented(body)));
       }
     }
   });

@@ -4,7 +4,7 @@
 // once (decode-tools.ts), so the engine holds the history's model items (engine/held-history.ts).
 // What the model is sent must be exactly what the same conversation parsed fresh gives.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { heldInputRun } from '../../src/engine/held-history.js';
 import { decodeMessagesRequest } from '../../src/messages/request.js';
 import { decodeMessages } from '../../src/messages/decode-messages.js';
@@ -12,7 +12,8 @@ import type { Item } from '../../src/protocol/responses.js';
 import { InternedPrefix } from '../../src/util/interned-prefix.js';
 import { intern } from '../../src/util/interned-member.js';
 import { normalizeStoredItem } from '../../src/util/items.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { keptAndFreshGateways, uniquelyIndented } from '../helpers/kept-and-fresh.js';
 import { prng } from '../reliability/hostile-input.js';
 
 type Json = Record<string, any>;
@@ -255,15 +256,7 @@ function referencePairingError(messages: Json[]): string | null {
 describe('a conversation resent whole through the Messages surface', () => {
   // one gateway gets Claude Code's compact bodies (kept, decoded once, held); the other each body
   // with an indent of its own, which nothing kept matches: parsed, decoded and converted whole
-  let kept: TestGateway;
-  let fresh: TestGateway;
-  beforeAll(async () => {
-    [kept, fresh] = await Promise.all([startTestGateway(), startTestGateway()]);
-  });
-  afterAll(async () => {
-    await kept.close();
-    await fresh.close();
-  });
+  const gateways = keptAndFreshGateways();
 
   async function upstreamOf(tg: TestGateway, text: string): Promise<string> {
     const before = tg.simulator.requests.length;
@@ -282,7 +275,8 @@ describe('a conversation resent whole through the Messages surface', () => {
     let messages: Json[] = [{ ...first, content: [first.content[0], { type: 'text', text: 'List the files, then read them.' }] }, environment];
     /** How many messages each complete turn left: a fork goes back to one of them. */
     const turnEnds: number[] = [];
-    let sent = 0;
+    /** Call ids unique across forks (as a model's are). */
+    let callIds = 0;
     for (let turn = 0; turn < 48; turn++) {
       if (rand() < 0.08 && turnEnds.length > 4) messages = messages.slice(0, pick(turnEnds.slice(0, -1)));
       const blocks: Json[] = [];
@@ -293,7 +287,7 @@ describe('a conversation resent whole through the Messages surface', () => {
         blocks.push({ type: 'web_search_tool_result', tool_use_id: `srvtoolu_${turn}`, content: [{ type: 'web_search_result', url: `https://example.com/${turn}`, title: `Result ${turn}` }] });
       }
       const calls = rand() < 0.15 ? 0 : 1 + Math.floor(rand() * 3);
-      for (let c = 0; c < calls; c++) blocks.push({ type: 'tool_use', id: `toolu_${turn}_${c}_${sent}`, name: pick(['Bash', 'Read', 'Edit']), input: { command: `ls ${turn}/${c}`, n: c }, caller: { type: 'direct' } });
+      for (let c = 0; c < calls; c++) blocks.push({ type: 'tool_use', id: `toolu_${turn}_${c}_${++callIds}`, name: pick(['Bash', 'Read', 'Edit']), input: { command: `ls ${turn}/${c}`, n: c }, caller: { type: 'direct' } });
       if (blocks.length === 0) blocks.push({ type: 'text', text: `Turn ${turn}.` });
       messages.push({ role: 'assistant', content: blocks });
       const answer: Json[] = blocks
@@ -306,8 +300,7 @@ describe('a conversation resent whole through the Messages surface', () => {
       // the cache mark on the newest message (now and then on the last two, or none)
       const roll = rand();
       const body = { ...CLAUDE, messages: roll < 0.75 ? marked(messages) : roll < 0.9 ? [...marked(messages.slice(0, -1)), ...marked(messages.slice(-1)).slice(-1)] : messages, stream: false };
-      const indent = (++sent).toString(2).replaceAll('0', ' ').replaceAll('1', '\t');
-      expect(await upstreamOf(kept, JSON.stringify(body)), `turn ${turn}`).toBe(await upstreamOf(fresh, JSON.stringify(body, null, indent)));
+      expect(await upstreamOf(gateways.kept, JSON.stringify(body)), `turn ${turn}`).toBe(await upstreamOf(gateways.fresh, uniquelyIndented(body)));
     }
   });
 });
