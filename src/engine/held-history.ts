@@ -148,7 +148,6 @@ function keptRun(sent: readonly unknown[], end: number, model: HeldModelItems): 
   return { length: end, model };
 }
 
-
 /** `model` followed by the model items of `added`, or undefined when one of them is not context-free. */
 function withModelItems(model: HeldModelItems, added: readonly Item[], callRecords: readonly GatewayCallRecord[]): HeldModelItems | undefined {
   const recorded = new Map(callRecords.map((record) => [record.itemId, record]));
