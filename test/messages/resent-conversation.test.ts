@@ -103,6 +103,32 @@ describe('decoding a resent conversation', () => {
     expect(reads).toBeGreaterThan(400);
   });
 
+  it('names the place of a bad message after the kept ones, and keeps nothing of a request it refuses', () => {
+    const conversation = loop(20).map((message) => intern(message));
+    // kept: the conversation is resent twice
+    decodeMessages(conversation, []);
+    decodeMessages(conversation, []);
+    const refused = (messages: unknown[]) => {
+      try {
+        decodeMessages(messages, []);
+      } catch (err) {
+        return { message: (err as Error & { param?: string }).message, param: (err as { param?: string }).param };
+      }
+      return null;
+    };
+    const at = conversation.length;
+    expect(refused([...conversation, intern({ role: 'user', content: 42 })])?.param).toBe(`messages[${at}].content`);
+    expect(refused([...conversation, intern({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_3', name: 'Bash', input: {} }] }), intern({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_3', content: 'x' }] })])).toEqual({
+      message: expect.stringMatching(/must be unique/),
+      param: `messages[${at}].content[0]`,
+    });
+    expect(refused([...conversation, intern({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_new', name: 'Bash', input: {} }] }), intern({ role: 'user', content: 'no result' })])?.param).toBe(`messages[${at}].content[0]`);
+    // none of that was kept: the conversation goes on as before
+    const next = [...conversation, intern({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_new', name: 'Bash', input: {} }] }), intern({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_new', content: 'ok' }] })];
+    expect(refused(next)).toBeNull();
+    expect(refused(next.slice(0, -1))?.param).toBe(`messages[${at}].content[0]`);
+  });
+
   it('decodes a changed message anew, names skipped blocks where they are now, and keeps nothing of a message that is not frozen', () => {
     const messages = intern([
       { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'server_tool_result_we_skip', x: 1 }] },
