@@ -276,9 +276,21 @@ function logUnknownTypes(types: ReadonlySet<string>, ctx: DeclareContext): void 
   ctx.logOnce(`unknown:${named.join(',')}:${types.size}`, `${subject} not supported: kept in the response, not shown to the model`);
 }
 
+/**
+ * Echoed lists of kept declarations (frozen: a tool list resent byte for byte, parsed once), by the
+ * first of them: the echo is made of the declarations alone, so a resent list echoes the same array
+ * every time and its JSON is found by reference (engine/response-json.ts), not compared.
+ */
+const echoedLists = new WeakMap<object, { declared: readonly JsonObject[]; echoed: JsonObject[] }>();
+
 /** The `tools` echoed in the Response: as declared, minus credentials; function fields made explicit. */
 export function echoTools(parsed: readonly ParsedTool[]): JsonObject[] {
-  return parsed.map(({ raw, handler }) => (handler?.echo ? handler.echo(raw) : withoutCredentials(raw)));
+  const first = parsed.length > 0 && Object.isFrozen(parsed[0].raw) ? parsed[0].raw : undefined;
+  const kept = first === undefined ? undefined : echoedLists.get(first);
+  if (kept !== undefined && kept.declared.length === parsed.length && parsed.every((tool, i) => tool.raw === kept.declared[i])) return kept.echoed;
+  const echoed = parsed.map(({ raw, handler }) => (handler?.echo ? handler.echo(raw) : withoutCredentials(raw)));
+  if (first !== undefined && parsed.every((tool) => Object.isFrozen(tool.raw))) echoedLists.set(first, { declared: parsed.map((tool) => tool.raw), echoed });
+  return echoed;
 }
 
 /** A tool declaration as it may be stored or echoed: its type's credentials removed (`redact`). */

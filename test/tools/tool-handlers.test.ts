@@ -14,6 +14,7 @@ import {
 import { flattenedName } from '../../src/tools/namespace/handler.js';
 import { checkDeclarations, discoverTools, echoTools, parseTools, registerTools, resolveToolChoice, searchedDeclarations } from '../../src/tools/registry.js';
 import { FUNCTION_NAME_PATTERN } from '../../src/tools/validate.js';
+import { deepFreeze } from '../../src/util/freeze.js';
 import { ToolDeclarationError, type GatewayExecution } from '../../src/tools/types.js';
 import { startEverything, type ChildMcpServer } from '../helpers/mcp-servers.js';
 
@@ -166,6 +167,25 @@ describe('registry', () => {
   it('never echoes MCP credentials', () => {
     const echoed = echoTools(parseTools([{ type: 'mcp', server_label: 'db', server_url: 'https://x/mcp', authorization: 'secret', headers: { 'x-key': 'secret' } }]));
     expect(JSON.stringify(echoed)).not.toContain('secret');
+  });
+
+  it('echoes a kept (frozen) tool list as the same array every time, made from its declarations alone', () => {
+    const list = deepFreeze([
+      { type: 'function', name: 'f', parameters: { type: 'object' } },
+      { type: 'mcp', server_label: 'db', server_url: 'https://x/mcp', authorization: 'secret' },
+    ]);
+    const echoed = echoTools(parseTools(list));
+    expect(echoTools(parseTools(list))).toBe(echoed);
+    expect(JSON.stringify(echoed)).not.toContain('secret');
+    // the same first declaration in another list, or a list the request made itself: its own echo
+    const other = deepFreeze([list[0], { type: 'function', name: 'g' }]);
+    expect(echoTools(parseTools(other)).map((tool) => tool.name)).toEqual(['f', 'g']);
+    // (one echo kept per first declaration: the list's own is made again, then kept)
+    const again = echoTools(parseTools([...list]));
+    expect(again).toEqual(echoed);
+    expect(echoTools(parseTools([...list]))).toBe(again);
+    const own = [{ type: 'function', name: 'f' }];
+    expect(echoTools(parseTools(own))).not.toBe(echoTools(parseTools(own)));
   });
 
   it('resolves tool_choice through the registry', () => {
