@@ -50,6 +50,31 @@ describe.skipIf(!claudeInstalled)(`switchyard claude (real Claude Code)${claudeI
     expect(result.content).toContain('claude-42');
   });
 
+  it('runs a 12-step agent loop: Claude Code resends the whole conversation (its cache mark moving on) and the model sees it grow by exactly each step', async () => {
+    const cwd = join(root, 'loop');
+    mkdirSync(cwd);
+    const steps = 12;
+    const rounds: unknown[] = Array.from({ length: steps }, (_, n) => ({ tool_calls: [{ name: 'Bash', arguments: { command: `echo step-${n}-$((${n}*${n}))`, description: `Step ${n}` } }] }));
+    rounds.push({ text: 'All twelve steps ran.' });
+    const before = sim.requests.length;
+    const run = await runSwitchyard(['claude', '--upstream', sim.url, '--data-dir', join(root, 'data-loop'), '--', '-p', `#sim ${JSON.stringify({ rounds })}`, '--allowedTools', 'Bash'], { cwd, env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('All twelve steps ran.');
+
+    // the agent's requests (Claude Code also asks the model for a title and the like: those carry no script's output)
+    const loop = sim.requests.slice(before).filter((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body.messages).includes('step-0'));
+    // one request per step, then the one answered with text
+    expect(loop.length).toBe(steps + 1);
+    const results = (body: any) => body.messages.filter((m: any) => m.role === 'tool').map((m: any) => String(m.content).trim());
+    expect(results(loop.at(-1)!.body)).toEqual(Array.from({ length: steps }, (_, n) => `step-${n}-${n * n}`));
+    // each request's messages are the last one's, byte for byte, and then the new step
+    for (let i = 1; i < loop.length; i++) {
+      const earlier = loop[i - 1].body.messages;
+      expect(JSON.stringify(loop[i].body.messages.slice(0, earlier.length)), `request ${i}`).toBe(JSON.stringify(earlier));
+      expect(results(loop[i].body)).toHaveLength(i);
+    }
+  });
+
   it('works with a gateway that checks keys: --api-key is the bearer token Claude Code sends', async () => {
     const withKeys = join(root, 'keys.json');
     writeFileSync(withKeys, JSON.stringify({ auth: { keys: [{ name: 'dev', key: 'sk-launcher-test-key-0002' }] } }));
