@@ -7,7 +7,7 @@ import { deepFreeze } from '../util/freeze.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { keepRun, keptRun, runEnd } from './decoded-runs.js';
 import { requireString } from './fields.js';
-import { ToolPairing } from './tool-pairing.js';
+import { ToolPairing, type PairingMark } from './tool-pairing.js';
 
 /**
  * `system` and `messages` → the engine's instructions and input items. Client tool calls and their
@@ -66,7 +66,7 @@ export function decodeMessages(messages: unknown, ignored: string[]): JsonObject
   const skipped = run === undefined ? [] : run.ignored.slice();
   const pairing = run === undefined ? ToolPairing.fresh() : ToolPairing.from(run.pairing);
   /** Where the run to keep ends (this request's leading frozen messages but the last). */
-  let kept: { items: number; ignored: number; pairing: ReturnType<ToolPairing['mark']> } | undefined;
+  let kept: { items: number; ignored: number; pairing: PairingMark } | undefined;
   for (let i = run?.messages.length ?? 0; i < messages.length; i++) {
     if (i === end && i > (run?.messages.length ?? 0)) kept = { items: items.length, ignored: skipped.length, pairing: pairing.mark() };
     const message: unknown = messages[i];

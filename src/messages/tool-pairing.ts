@@ -96,7 +96,7 @@ export class ToolPairing {
 }
 
 /** Where a check stood between two messages: the `tool_use` ids it met, the last turn's role, its open calls and answers. */
-interface PairingMark {
+export interface PairingMark {
   readonly seen: readonly string[];
   readonly role: unknown;
   readonly calls: readonly string[];
