@@ -6,6 +6,7 @@ import { ToolDeclarationError, type RegistryEntry } from '../types.js';
 import { replayedName, replayedOutput } from '../replay.js';
 import { optionalBoolean, optionalObject, optionalString, requireFunctionName } from '../validate.js';
 import { validateFunctionCall, validateFunctionCallOutput } from './items.js';
+import { keptFunction } from '../kept-functions.js';
 
 export interface FunctionDeclaration {
   name: string;
@@ -49,7 +50,7 @@ export const functionHandler: ToolHandler<FunctionDeclaration> = {
     return [
       {
         modelName: decl.name,
-        fn: modelFunction(decl),
+        fn: keptFunction(modelFunction(decl)),
         shape: 'function',
         identity: { type: 'function', name: decl.name },
         owner: 'client',

@@ -5,6 +5,7 @@ import { isPlainObject, requireFunctionName, requireString } from '../validate.j
 import { flattenedName, NAMESPACE_SEPARATOR } from '../names.js';
 import { customEntry, parseCustom, type CustomDeclaration } from '../custom/handler.js';
 import { parseFunction, type FunctionDeclaration } from '../function/handler.js';
+import { keptFunction } from '../kept-functions.js';
 
 export interface NamespaceDeclaration {
   name: string;
@@ -41,12 +42,12 @@ export const namespaceHandler: ToolHandler<NamespaceDeclaration> = {
       const fn = member.decl;
       return {
         modelName,
-        fn: {
+        fn: keptFunction({
           name: modelName,
           description: fn.description ? `${decl.description}\n\n${fn.description}` : decl.description,
           parameters: fn.parameters ?? { type: 'object', properties: {} },
           ...(fn.strict !== undefined ? { strict: fn.strict } : {}),
-        },
+        }),
         shape: 'function',
         identity: { type: 'function', name: fn.name, namespace: decl.name },
         owner: 'client',
