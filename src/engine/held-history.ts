@@ -9,7 +9,7 @@ import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '..
 import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
 import { EMPTY_MAP } from '../util/empty.js';
 import { deepFreeze } from '../util/freeze.js';
-import { startsWithSame } from '../util/objects.js';
+import { KeptRuns } from '../util/kept-runs.js';
 
 export interface HeldHistory {
   /** The chain's public items (each record's input, then its output), in order. */
@@ -100,6 +100,10 @@ export function mayJoinRound(before: Item | undefined, after: Item | undefined):
   return before !== undefined && after !== undefined && handlerForCallItem(before.type) !== undefined && handlerForCallItem(after.type) !== undefined;
 }
 
+/** Below this many shared items, converting them again costs less than keeping their model items. */
+const MIN_HELD_RUN = 16;
+/** How far back from the shared items' end a kept run is looked for (the items of a few turns). */
+const RUN_LOOKBACK = 64;
 /**
  * The model items of a history a client resends whole with every request (Codex over HTTP with
  * `store: false`). Its items reach a turn as the same frozen objects every time (http/json.ts keeps
@@ -107,17 +111,9 @@ export function mayJoinRound(before: Item | undefined, after: Item | undefined):
  * what each turn adds: kept by the last of them, found again by comparing the request's leading
  * frozen items with the kept ones (references), a few turns back at most. What validating and
  * storing them adds (a message's `type`, an id minted for an item without one) is no part of
- * what the model sees: the items are known by the objects the client sent.
+ * what the model sees: the items are known by the objects the client sent (util/kept-runs.ts).
  */
-interface HeldRun {
-  sent: readonly unknown[];
-  model: HeldModelItems;
-}
-const heldRuns = new WeakMap<object, HeldRun>();
-/** Below this many shared items, converting them again costs less than keeping their model items. */
-const MIN_HELD_RUN = 16;
-/** How far back from the shared items' end a kept run is looked for (the items of a few turns). */
-const RUN_LOOKBACK = 64;
+const heldRuns = new KeptRuns<HeldModelItems>(RUN_LOOKBACK);
 
 /**
  * The held model items of a request's leading shared items, and how many they are: `sent` is the
@@ -132,19 +128,10 @@ export function heldInputRun(sent: readonly unknown[], items: readonly Item[]): 
   let end = 0;
   while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object' && contextFree(items[end], EMPTY_MAP)) end++;
   if (end < MIN_HELD_RUN) return undefined;
-  for (let last = end - 1; last >= Math.max(0, end - 1 - RUN_LOOKBACK); last--) {
-    const kept = heldRuns.get(sent[last] as object);
-    if (kept === undefined || kept.sent.length !== last + 1 || !startsWithSame(sent, kept.sent)) continue;
-    if (last === end - 1) return { length: end, model: kept.model };
-    // one run per conversation, its newest (a fork from an earlier turn builds its own)
-    heldRuns.delete(sent[last] as object);
-    return keptRun(sent, end, appended(kept.model, items.slice(last + 1, end), EMPTY_MAP));
-  }
-  return keptRun(sent, end, appended(NOTHING_YET.model!, items.slice(0, end), EMPTY_MAP));
-}
-
-function keptRun(sent: readonly unknown[], end: number, model: HeldModelItems): { length: number; model: HeldModelItems } {
-  heldRuns.set(sent[end - 1] as object, { sent: sent.slice(0, end), model });
+  const run = heldRuns.find(sent, end);
+  if (run !== undefined && run.items.length === end) return { length: end, model: run.value };
+  const model = run === undefined ? appended(NOTHING_YET.model!, items.slice(0, end), EMPTY_MAP) : appended(run.value, items.slice(run.items.length, end), EMPTY_MAP);
+  heldRuns.keep(sent.slice(0, end), model, run);
   return { length: end, model };
 }
 

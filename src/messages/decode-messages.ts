@@ -5,7 +5,7 @@ import type { ResolvedInputItem } from '../protocol/responses.js';
 import { isPlainObject } from '../tools/validate.js';
 import { deepFreeze } from '../util/freeze.js';
 import { normalizeStoredItem } from '../util/items.js';
-import { keepRun, keptRun, runEnd } from './decoded-runs.js';
+import { decodedRuns, keptRun, runEnd } from './decoded-runs.js';
 import { requireString } from './fields.js';
 import { ToolPairing, type PairingMark } from './tool-pairing.js';
 
@@ -62,13 +62,13 @@ export function decodeMessages(messages: unknown, ignored: string[]): JsonObject
   // a conversation resent whole: from where the kept run of its last request ends
   const end = runEnd(messages);
   const run = end > 0 ? keptRun(messages, end) : undefined;
-  const items = run === undefined ? [] : run.items.slice();
-  const skipped = run === undefined ? [] : run.ignored.slice();
-  const pairing = run === undefined ? ToolPairing.fresh() : ToolPairing.from(run.pairing);
+  const items = run === undefined ? [] : run.value.items.slice();
+  const skipped = run === undefined ? [] : run.value.ignored.slice();
+  const pairing = run === undefined ? ToolPairing.fresh() : ToolPairing.from(run.value.pairing);
   /** Where the run to keep ends (this request's leading frozen messages but the last). */
   let kept: { items: number; ignored: number; pairing: PairingMark } | undefined;
-  for (let i = run?.messages.length ?? 0; i < messages.length; i++) {
-    if (i === end && i > (run?.messages.length ?? 0)) kept = { items: items.length, ignored: skipped.length, pairing: pairing.mark() };
+  for (let i = run?.items.length ?? 0; i < messages.length; i++) {
+    if (i === end && i > (run?.items.length ?? 0)) kept = { items: items.length, ignored: skipped.length, pairing: pairing.mark() };
     const message: unknown = messages[i];
     const frozen = Object.isFrozen(message) && isPlainObject(message);
     let decoded = frozen ? decodedMessages.get(message) : undefined;
@@ -82,8 +82,8 @@ export function decodeMessages(messages: unknown, ignored: string[]): JsonObject
   }
   pairing.finish(messages as JsonObject[]);
   if (kept !== undefined) {
-    const state = pairing.stateAt(kept.pairing, run?.pairing);
-    keepRun({ messages: messages.slice(0, end), items: items.slice(0, kept.items), ignored: skipped.slice(0, kept.ignored), pairing: state }, run);
+    const state = pairing.stateAt(kept.pairing, run?.value.pairing);
+    decodedRuns.keep(messages.slice(0, end), { items: items.slice(0, kept.items), ignored: skipped.slice(0, kept.ignored), pairing: state }, run);
   }
   for (const entry of skipped) ignored.push(entry);
   return items;

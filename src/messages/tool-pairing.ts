@@ -1,5 +1,6 @@
 import { invalidRequest } from '../errors.js';
 import type { JsonObject } from '../protocol/messages.js';
+import { EMPTY_SET } from '../util/empty.js';
 
 /**
  * Every client `tool_use` is answered by a `tool_result` with its id in the next turn, once;
@@ -24,7 +25,7 @@ export class ToolPairing {
   private answered: Set<string>;
 
   private constructor(state: PairingState | undefined) {
-    this.earlier = state?.seen ?? EMPTY;
+    this.earlier = state?.seen ?? EMPTY_SET;
     this.role = state?.role ?? null;
     this.calls = new Set(state?.calls);
     this.answered = new Set(state?.answered);
@@ -75,7 +76,7 @@ export class ToolPairing {
 
   /** The end of the conversation: the last turn's calls are answered by none when it ends with them. */
   finish(messages: readonly JsonObject[]): void {
-    checkAnswered(messages, this.calls, this.role === 'user' ? this.answered : EMPTY);
+    checkAnswered(messages, this.calls, this.role === 'user' ? this.answered : EMPTY_SET);
   }
 
   /** Where the check stands now (the ids met since it started, not the earlier ones): for `stateAt` once the check has passed. */
@@ -111,8 +112,6 @@ export interface PairingState {
   readonly calls: readonly string[];
   readonly answered: readonly string[];
 }
-
-const EMPTY: ReadonlySet<string> = new Set();
 
 /** The content blocks of a decoded message. */
 function blocksOf(message: JsonObject): readonly JsonObject[] {

@@ -12,9 +12,3 @@
 export function withFields<B extends object, F extends object>(base: B, fields: F): Omit<B, keyof F> & F {
   return Object.assign({}, base, fields);
 }
-
-/** Whether `items` begins with `run`: the same objects, compared by reference (last first: a kept run ends where requests differ). */
-export function startsWithSame(items: readonly unknown[], run: readonly unknown[]): boolean {
-  for (let i = run.length - 1; i >= 0; i--) if (items[i] !== run[i]) return false;
-  return true;
-}

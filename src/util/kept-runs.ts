@@ -1,0 +1,43 @@
+/**
+ * What was made of a request's leading shared objects (frozen: a history a client resends whole,
+ * parsed once), kept for the next request of the same conversation: kept by the last of them,
+ * found again by comparing a request's objects with the kept ones (references), a few objects
+ * back at most, and replaced by a longer run as the conversation grows — one run per
+ * conversation, its newest (a fork from an earlier turn makes its own).
+ *
+ * Used for a resent history's model items (engine/held-history.ts) and a resent Messages
+ * conversation's decoded messages (messages/decoded-runs.ts).
+ */
+export interface KeptRun<T> {
+  /** The objects the run was made of, in order. */
+  readonly items: readonly unknown[];
+  readonly value: T;
+}
+
+export class KeptRuns<T> {
+  private readonly runs = new WeakMap<object, KeptRun<T>>();
+
+  /** `lookback`: how far back from the end of the shared objects a run's last one is looked for. */
+  constructor(private readonly lookback: number) {}
+
+  /** The kept run `items` begins with, ending within its first `end` objects (and at `floor` or later). */
+  find(items: readonly unknown[], end: number, floor = 0): KeptRun<T> | undefined {
+    for (let last = end - 1; last >= Math.max(floor, end - 1 - this.lookback); last--) {
+      const run = this.runs.get(items[last] as object);
+      if (run !== undefined && run.items.length === last + 1 && startsWithSame(items, run.items)) return run;
+    }
+    return undefined;
+  }
+
+  /** Keeps `value` for `items` (frozen objects), letting go of `replaced`, the run it extends. */
+  keep(items: readonly unknown[], value: T, replaced?: KeptRun<T>): void {
+    if (replaced !== undefined) this.runs.delete(replaced.items.at(-1) as object);
+    this.runs.set(items.at(-1) as object, { items, value });
+  }
+}
+
+/** Whether `items` begins with `run`: the same objects (last first: a kept run ends where requests differ). */
+function startsWithSame(items: readonly unknown[], run: readonly unknown[]): boolean {
+  for (let i = run.length - 1; i >= 0; i--) if (items[i] !== run[i]) return false;
+  return true;
+}
