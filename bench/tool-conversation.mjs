@@ -12,6 +12,9 @@
 // surface — its recorded request (test/fixtures/claude-code/: system prompt, 12 tools, the first
 // two messages) continued by a `Bash` call and its result per turn, the whole conversation resent
 // with every request and only the newest message marked with `cache_control` (`stream: false`).
+// BENCH_TOOLCONV_SEARCH=1: the first turn makes a web search first (the gateway runs it, against a
+// local server speaking SearXNG's JSON API), so every later turn's history holds a hosted call of
+// a turn not stored (with `resent`: its record is kept in memory, the history held past it).
 //
 //   node bench/tool-conversation.mjs [folder …]    (after `npm run build`; default: this checkout)
 //
@@ -20,9 +23,10 @@
 // every body too, so compare the gateway's CPU per turn (from /proc, 10 ms ticks over 200 turns)
 // rather than the wall time. Knobs: BENCH_TOOLCONV_TURNS (1000), BENCH_TOOLCONV_WINDOW (200),
 // BENCH_TOOLCONV_ROUNDS (2), BENCH_TOOLCONV_SHAPE (`answer`, `loop`, `resent` or `claude`). Prints only.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer } from 'node:http';
 import { cpuMicros, freePort, installCleanupHooks, startGatewayChild, startSimulatorChild, stopAll } from './lib/procs.mjs';
 import { median } from './lib/stats.mjs';
 
@@ -32,8 +36,9 @@ const ROUNDS = Number(process.env.BENCH_TOOLCONV_ROUNDS ?? 2);
 const LOOP = process.env.BENCH_TOOLCONV_SHAPE === 'loop';
 const RESENT = process.env.BENCH_TOOLCONV_SHAPE === 'resent';
 const CLAUDE = process.env.BENCH_TOOLCONV_SHAPE === 'claude';
+const SEARCH = process.env.BENCH_TOOLCONV_SEARCH === '1';
 const roots = (process.argv.length > 2 ? process.argv.slice(2) : [new URL('..', import.meta.url).pathname]).map((folder) => resolve(folder));
-const tools = [{ type: 'namespace', name: 'files', description: 'File tools.', tools: [{ type: 'function', name: 'list', description: 'Lists a folder.', parameters: { type: 'object', properties: { dir: { type: 'string' } } } }] }];
+const tools = [...(SEARCH ? [{ type: 'web_search' }] : []), { type: 'namespace', name: 'files', description: 'File tools.', tools: [{ type: 'function', name: 'list', description: 'Lists a folder.', parameters: { type: 'object', properties: { dir: { type: 'string' } } } }] }];
 const filler = 'gateway stream response model token '.repeat(40);
 
 /** One conversation of TURNS turns: median wall time and gateway CPU per turn in the two windows. */
@@ -49,7 +54,9 @@ async function conversation(gw, sim) {
     if (i === 20 + WINDOW) cpu.early = (cpuMicros(gw.pid) - cpu.earlyFrom) / WINDOW;
     if (i === TURNS - WINDOW) cpu.lateFrom = cpuMicros(gw.pid);
     // the simulator's script: a call now (answer), or a call on every round after the one message (loop)
-    const ask = `${i} ${filler}\n#sim ${JSON.stringify({ rounds: [{ tool_calls: [{ name: 'files__list', arguments: { dir: `d${i}` } }] }], repeat_last: LOOP })}`;
+    const list = { tool_calls: [{ name: 'files__list', arguments: { dir: `d${i}` } }] };
+    const rounds = SEARCH && i === 0 ? [{ tool_calls: [{ name: 'web_search', arguments: { query: 'gateway' } }] }, list] : [list];
+    const ask = `${i} ${filler}\n#sim ${JSON.stringify({ rounds, repeat_last: LOOP })}`;
     const result = callId ? [{ type: 'function_call_output', call_id: callId, output: `listing ${i} ${filler}` }] : [];
     const turnInput = LOOP && i > 0 ? result : [...result, { role: 'user', content: ask }];
     const input = RESENT ? [...history, ...turnInput] : turnInput;
@@ -106,13 +113,25 @@ async function claudeConversation(gw, sim) {
   return { early: median(times.slice(20, 20 + WINDOW)), late: median(times.slice(TURNS - WINDOW)), cpuEarly: cpu.early / 1000, cpuLate: cpu.late / 1000 };
 }
 
+/** A local search server (SearXNG's JSON API, ten results) and a config file for the gateways to use it. */
+async function searchConfig(folder) {
+  const results = Array.from({ length: 10 }, (_, n) => ({ url: `https://example.com/${n}`, title: `Result ${n}`, content: `What page ${n} says about gateways. ${filler}` }));
+  const server = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ query: 'gateway', results })));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  const file = join(folder, 'search.json');
+  writeFileSync(file, JSON.stringify({ webSearch: { provider: 'searxng', baseUrl: `http://127.0.0.1:${server.address().port}`, outbound: { allowHosts: [], allowCidrs: ['127.0.0.0/8'], allowHttp: true } } }));
+  return file;
+}
+
 async function main() {
   const tmpRoot = mkdtempSync(join(tmpdir(), 'switchyard-bench-toolconv-'));
   installCleanupHooks(async () => rmSync(tmpRoot, { recursive: true, force: true }));
   try {
     const sim = await startSimulatorChild();
+    const configFile = SEARCH ? await searchConfig(tmpRoot) : undefined;
     const sides = [];
-    for (const [i, root] of roots.entries()) sides.push({ root, gw: await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root }) });
+    for (const [i, root] of roots.entries()) sides.push({ root, gw: await startGatewayChild({ port: await freePort(), upstream: sim.url, dataDir: join(tmpRoot, `data${i}`), root, configFile }) });
     console.log(`${LOOP ? 'a tool loop' : RESENT ? 'answer and ask, the history resent whole (store: false)' : CLAUDE ? "Claude Code's agent loop over /v1/messages, resent whole" : 'answer and ask'}: ${TURNS} turns per conversation; windows: turns 20–${20 + WINDOW} and ${TURNS - WINDOW}–${TURNS}; ${ROUNDS} rounds, alternating`);
     for (let round = 0; round < ROUNDS; round++) {
       for (const { root, gw } of round % 2 === 0 ? sides : [...sides].reverse()) {

@@ -5,6 +5,7 @@ import { listenStartupError, storeStartupError } from './config/startup-errors.j
 import { BackgroundRunner } from './engine/background.js';
 import { RunOwnership } from './engine/run-ownership.js';
 import { Engine, GatewayShutdown, type TurnObserver } from './engine/turn.js';
+import { UnstoredCallRecords } from './engine/unstored-records.js';
 import { InflightTurns } from './http/inflight.js';
 import { opsRoutes, type Readiness } from './http/ops-routes.js';
 import { passthroughRoutes } from './http/passthrough-routes.js';
@@ -192,6 +193,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       conversations,
       ownership,
       images,
+      unstoredRecords: new UnstoredCallRecords({ ttlMs: config.tools.unstoredResultsTtlMs, maxBytes: config.tools.unstoredResultsMaxBytes }),
       observer: turnObserver(metrics, tracing),
     },
     log,

@@ -182,6 +182,11 @@ const tools = z
       .default('retry')
       .meta(doc('A custom tool input that fails its grammar: `retry` (one repair round), `pass` (log, return), `reject` (error result for the model)', { env: 'SWITCHYARD_TOOLS_GRAMMAR' })),
     toolSearch: toolSearch(),
+    unstoredResultsTtlMs: ms(
+      'How long what the model saw of gateway-run calls (web search, MCP, …) of turns not stored (`store: false`) stays in memory (never on disk), so a history the client resends shows it to the model again (0 = not kept: the model is told the result is gone)',
+      3_600_000,
+    ),
+    unstoredResultsMaxBytes: count('Memory for those results at most (the oldest go first)', 64 * 1024 * 1024, 0, { defaultText: '64 MiB' }),
   })
   .prefault({});
 

@@ -5,6 +5,7 @@ import type { ResponseStore } from '../store/store.js';
 import type { DeclareContext } from '../tools/handler.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { RunOwnership } from './run-ownership.js';
+import type { UnstoredCallRecords } from './unstored-records.js';
 import type { Logger } from './types.js';
 
 /** What the stages of a turn (prepare, loop, settle) share: the engine's parts and settings. */
@@ -29,6 +30,8 @@ export interface EngineOptions {
   ownership?: RunOwnership;
   /** What becomes of image URLs in the context before the model sees them (limits.imageUrls); absent = forwarded. */
   images?: ImageUrlHandler;
+  /** What the model saw of the gateway calls of turns not stored (tools.unstoredResultsTtlMs); absent = nothing kept. */
+  unstoredRecords?: UnstoredCallRecords;
   /** Told about every round and settled response (metrics); absent = nothing measured. */
   observer?: TurnObserver;
 }

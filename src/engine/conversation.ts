@@ -7,6 +7,8 @@ import type { DiscoverContext, ReplayContext, ToolHandler } from '../tools/handl
 import { APPROVAL_ITEMS, discoverTools, handlerForCallItem, handlerForReplayItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
 import { deepFreeze } from '../util/freeze.js';
+import { NO_RECORDS } from './unstored-records.js';
+import type { CallRecordLookup } from './types.js';
 
 /**
  * Public items (history + this turn's input) → the neutral model conversation. Messages,
@@ -17,7 +19,7 @@ import { deepFreeze } from '../util/freeze.js';
  * saw them; without a record, their tool type rebuilds what its public item holds, and the model is
  * told when the result itself is gone.
  */
-export function toModelItems(items: readonly Item[], registry: ToolRegistry, records: ReadonlyMap<string, GatewayCallRecord> = new Map(), state: ReplayState = newReplayState()): ModelItem[] {
+export function toModelItems(items: readonly Item[], registry: ToolRegistry, records: CallRecordLookup = NO_RECORDS, state: ReplayState = newReplayState()): ModelItem[] {
   const out: ModelItem[] = [];
   // Outputs of consecutive gateway calls of one round follow all of that round's calls, as the
   // model saw parallel calls: the calls, then their results. Calls of different rounds (or whose

@@ -7,9 +7,9 @@ import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
 import { flattenedName } from '../tools/names.js';
 import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '../tools/registry.js';
 import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
-import { EMPTY_MAP } from '../util/empty.js';
 import { deepFreeze } from '../util/freeze.js';
 import { KeptRuns } from '../util/kept-runs.js';
+import type { CallRecordLookup } from './types.js';
 
 export interface HeldHistory {
   /** The chain's public items (each record's input, then its output), in order. */
@@ -36,6 +36,11 @@ export interface HeldModelItems {
    * Changed by no one (a conversion that meets approvals is given a copy).
    */
   replay: ReplayState;
+  /**
+   * The owner (tenant) whose records of turns not stored they replay, if any: only that owner's
+   * requests may use them (the items of a resent history are shared by identical bytes).
+   */
+  owner?: string;
 }
 
 /** A namespaced client tool as a held call names it. */
@@ -118,19 +123,23 @@ const heldRuns = new KeptRuns<HeldModelItems>(RUN_LOOKBACK);
 /**
  * The held model items of a request's leading shared items, and how many they are: `sent` is the
  * request's `input` as parsed (shared items are frozen), `items` the same items as the turn has
- * them (validated and normalized, one for one). The run ends before the first item that is not
- * context-free — a hosted call the gateway ran, whose record a `store: false` turn did not keep,
- * is converted with what follows it, every turn — and is undefined when that leaves too few. It
- * holds no gateway call, so no round of calls is split where it ends; the caller checks the names
- * of namespaced calls, as for a chain.
+ * them (validated and normalized, one for one). A hosted call the gateway ran is replayed from
+ * `owner`'s records of turns not stored (`unstored`); the run ends before the first item that is
+ * not context-free — such a call whose record is not held here (another replica's, expired) is
+ * converted with what follows it, every turn — and is undefined when that leaves too few. It
+ * never ends inside a round of calls (replayed together: the calls, then their results); the
+ * caller checks the names of namespaced calls, as for a chain.
  */
-export function heldInputRun(sent: readonly unknown[], items: readonly Item[]): { length: number; model: HeldModelItems } | undefined {
+export function heldInputRun(sent: readonly unknown[], items: readonly Item[], unstored: CallRecordLookup, owner: string): { length: number; model: HeldModelItems } | undefined {
   let end = 0;
-  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object' && contextFree(items[end], EMPTY_MAP)) end++;
+  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object' && contextFree(items[end], unstored)) end++;
+  while (end > 0 && mayJoinRound(items[end - 1], items[end])) end--;
   if (end < MIN_HELD_RUN) return undefined;
-  const run = heldRuns.find(sent, end);
+  let run = heldRuns.find(sent, end);
+  // another owner's run is made anew, as is one that a round of calls may go on from
+  if (run !== undefined && ((run.value.owner !== undefined && run.value.owner !== owner) || mayJoinRound(items[run.items.length - 1], items[run.items.length]))) run = undefined;
   if (run !== undefined && run.items.length === end) return { length: end, model: run.value };
-  const model = run === undefined ? appended(NOTHING_YET.model!, items.slice(0, end), EMPTY_MAP) : appended(run.value, items.slice(run.items.length, end), EMPTY_MAP);
+  const model = run === undefined ? appended(NOTHING_YET.model!, items.slice(0, end), unstored, owner) : appended(run.value, items.slice(run.items.length, end), unstored, owner);
   heldRuns.keep(sent.slice(0, end), model, run);
   return { length: end, model };
 }
@@ -141,8 +150,11 @@ function withModelItems(model: HeldModelItems, added: readonly Item[], callRecor
   return added.every((item) => contextFree(item, recorded)) ? appended(model, added, recorded) : undefined;
 }
 
-/** `model` followed by the model items of `added`, all of them context-free. */
-function appended(model: HeldModelItems, added: readonly Item[], recorded: ReadonlyMap<string, GatewayCallRecord>): HeldModelItems {
+/**
+ * `model` followed by the model items of `added`, all of them context-free; `unstoredOwner`: the
+ * owner of the records of turns not stored that `recorded` holds, if it holds those.
+ */
+function appended(model: HeldModelItems, added: readonly Item[], recorded: CallRecordLookup, unstoredOwner?: string): HeldModelItems {
   /** A copy of the parent's, made once a namespaced tool it does not hold appears (rare). */
   let namespaced: Map<string, NamespacedName> | undefined;
   for (const item of added) {
@@ -156,7 +168,10 @@ function appended(model: HeldModelItems, added: readonly Item[], recorded: Reado
   const replay = replayStateFor(added, model.replay);
   // frozen, as the items converted once are: the chat encoder keeps the messages of frozen items
   const converted = deepFreeze(toModelItems(added, NO_TOOLS, recorded, replay));
-  return { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced, replay };
+  const held: HeldModelItems = { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced, replay };
+  const owner = model.owner ?? (unstoredOwner !== undefined && added.some((item) => handlerForCallItem(item.type) !== undefined) ? unstoredOwner : undefined);
+  if (owner !== undefined) held.owner = owner;
+  return held;
 }
 
 /** Context-free items name no tool of the turn's: converted without one, their names are flattened. */
@@ -171,7 +186,7 @@ const NO_TOOLS = new ToolRegistry();
  * them). Not: gateway calls without such a record (a later turn looks in the store), tool
  * searches (replayed from the registry) and compactions (which drop what comes before them).
  */
-function contextFree(item: Item, recorded: ReadonlyMap<string, GatewayCallRecord>): boolean {
+function contextFree(item: Item, recorded: CallRecordLookup): boolean {
   switch (item.type) {
     case 'message':
     case 'reasoning':
@@ -183,7 +198,7 @@ function contextFree(item: Item, recorded: ReadonlyMap<string, GatewayCallRecord
     default:
       // a listing that opens a turn (the model sees none), an approval (paired through the replay
       // state), a gateway call with its record
-      return preludeFor(item.type) !== undefined || APPROVAL_ITEMS.has(item.type) || (handlerForCallItem(item.type) !== undefined && recorded.has(item.id));
+      return preludeFor(item.type) !== undefined || APPROVAL_ITEMS.has(item.type) || (handlerForCallItem(item.type) !== undefined && recorded.get(item.id) !== undefined);
   }
 }
 

@@ -11,7 +11,8 @@ import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
 import { heldHistory, heldInputRun, mayJoinRound, namesHold, type HeldModelItems } from './held-history.js';
-import type { PreparedTurn, PrepareOptions } from './types.js';
+import { NO_RECORDS } from './unstored-records.js';
+import type { CallRecordLookup, PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, replayStateFor, toModelItems } from './conversation.js';
 import { hasItemReferences, resolveItemReferences } from './item-references.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
@@ -119,7 +120,8 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
   // the input as the client sent it, item for item with `inputItems` (none resolved from the store)
   const sent = input === request.input ? (body as { input?: unknown }).input : undefined;
-  const { model: heldModel, inputHeld } = heldModelItems(held, Array.isArray(sent) ? sent : undefined, inputItems, registry);
+  const unstored = ctx.options.unstoredRecords?.of(tenant) ?? NO_RECORDS;
+  const { model: heldModel, inputHeld } = heldModelItems(held, Array.isArray(sent) ? sent : undefined, inputItems, registry, unstored, tenant);
   const effective = heldModel ? priorItems : applyCompactions(priorItems);
   /** Where images fetched over the network may start (held model items were looked at when they were made). */
   let imagesFrom = 0;
@@ -130,11 +132,11 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
     if (!heldModel.remoteImages) imagesFrom = conversation.length;
     // after them as in one pass: an answer in the input pairs with an approval request they hold
     const rest = inputHeld === 0 ? inputItems : inputItems.slice(inputHeld);
-    const records = callRecordsFor(ctx, rest, held.records, tenant);
+    const records = callRecordsFor(ctx, rest, held.records, unstored, tenant);
     conversation.push(...toModelItems(rest, registry, records instanceof Promise ? await records : records, replayStateFor(rest, heldModel.replay)));
   } else {
     // one pass over history and input: an approval request (history) pairs with its answer (input)
-    const records = callRecordsFor(ctx, effective, held.records, tenant);
+    const records = callRecordsFor(ctx, effective, held.records, unstored, tenant);
     conversation.push(...toModelItems(effective, registry, records instanceof Promise ? await records : records));
   }
 
@@ -191,12 +193,12 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
  * input drops what comes before it (a compaction item), the next item cannot belong to a round
  * of calls they end with, and their namespaced calls are named as this turn's tools name them.
  */
-function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }, sent: readonly unknown[] | undefined, inputItems: readonly Item[], registry: ToolRegistry): { model?: HeldModelItems; inputHeld: number } {
+function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }, sent: readonly unknown[] | undefined, inputItems: readonly Item[], registry: ToolRegistry, unstored: CallRecordLookup, tenant: string): { model?: HeldModelItems; inputHeld: number } {
   let found: { model: HeldModelItems; inputHeld: number } | undefined;
   if (held.model !== undefined) {
     if (!mayJoinRound(held.items.at(-1), inputItems[0])) found = { model: held.model, inputHeld: 0 };
   } else if (held.items.length === 0 && sent !== undefined) {
-    const run = heldInputRun(sent, inputItems);
+    const run = heldInputRun(sent, inputItems, unstored, tenant);
     if (run !== undefined) found = { model: run.model, inputHeld: run.length };
   }
   return found !== undefined && !inputItems.some((item) => item.type === 'compaction') && namesHold(found.model, registry) ? found : NONE_HELD;
@@ -204,15 +206,20 @@ function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }
 const NONE_HELD = { inputHeld: 0 };
 
 /**
- * The model-facing records of the calls in `items`: those held in memory, the rest from the store
- * (only then a promise: the common turn has nothing to look up and takes no microtask turn).
+ * The model-facing records of the calls in `items`: those held in memory (the chain's, then those
+ * of turns not stored), the rest from the store (only then a promise: the common turn has nothing
+ * to look up and takes no microtask turn).
  */
-function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], tenant: string): ReadonlyMap<string, GatewayCallRecord> | Promise<ReadonlyMap<string, GatewayCallRecord>> {
+function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readonly GatewayCallRecord[], unstored: CallRecordLookup, tenant: string): ReadonlyMap<string, GatewayCallRecord> | Promise<ReadonlyMap<string, GatewayCallRecord>> {
   const calls = items.filter((item) => handlerForCallItem(item.type) !== undefined);
   // a held history's records are looked through only when there are calls to find (a continued
   // turn's input seldom holds one)
   if (calls.length === 0) return EMPTY_MAP;
   const records = new Map(held.map((record) => [record.itemId, record]));
+  for (const call of calls) {
+    const record = records.has(call.id) ? undefined : unstored.get(call.id);
+    if (record !== undefined) records.set(call.id, record);
+  }
   const wanted = calls.filter((item) => !records.has(item.id)).map((item) => item.id);
   if (wanted.length === 0) return records;
   return ctx.store.callRecords(wanted, tenant).then((stored) => {

@@ -92,7 +92,11 @@ type SettleResult = SettleOutcome | 'unavailable' | 'unstorable';
  */
 function settle(ctx: EngineContext, acc: ResponseAccumulator, run: TurnRun, response: ResponseObject, grow: boolean): SettleResult | Promise<SettleResult> {
   const { request } = run.turn;
-  if (!request.store && !(grow && request.conversationId !== null)) return 'ok';
+  if (!request.store && !(grow && request.conversationId !== null)) {
+    // what the model saw of the turn's gateway calls, for a client that resends its items
+    if (run.callRecords.length > 0) ctx.options.unstoredRecords?.keep(run.callRecords, run.turn.tenant);
+    return 'ok';
+  }
   return writeSettlement(ctx, acc, run, response, grow);
 }
 

@@ -176,3 +176,8 @@ export interface PrepareOptions {
    */
   dryRun?: boolean;
 }
+
+/** Finds a gateway call's model-facing record by its public item id. A `Map` is one. */
+export interface CallRecordLookup {
+  get(itemId: string): GatewayCallRecord | undefined;
+}

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { heldInputRun } from '../../src/engine/held-history.js';
 import { toModelItems } from '../../src/engine/conversation.js';
+import { NO_RECORDS } from '../../src/engine/unstored-records.js';
+import type { CallRecordLookup } from '../../src/engine/types.js';
 import type { Item } from '../../src/protocol/responses.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { deepFreeze } from '../../src/util/freeze.js';
@@ -28,7 +30,7 @@ function history(turns: number): Item[] {
 }
 
 /** A request's input as sent and as the turn has it (through the gateway the second are copies where validation or storage adds to an item). */
-const both = (items: readonly Item[]): [readonly unknown[], readonly Item[]] => [items, items];
+const both = (items: readonly Item[]): [readonly unknown[], readonly Item[], CallRecordLookup, string] => [items, items, NO_RECORDS, 'default'];
 
 describe('heldInputRun', () => {
   it('holds what converting the leading frozen items gives, once, and extends it by what a turn adds', () => {

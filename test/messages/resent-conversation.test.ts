@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { heldInputRun } from '../../src/engine/held-history.js';
+import { NO_RECORDS } from '../../src/engine/unstored-records.js';
 import { decodeMessagesRequest } from '../../src/messages/request.js';
 import { decodeMessages } from '../../src/messages/decode-messages.js';
 import type { Item } from '../../src/protocol/responses.js';
@@ -59,7 +60,7 @@ describe('decoding a resent conversation', () => {
         // every item of the last turn is the same object now, the one whose mark came off included
         expect(input.slice(0, previous!.length).every((item, i) => item === previous![i])).toBe(true);
         // the held model items: found again from the last turn's and extended
-        const run = heldInputRun(input, input as Item[]);
+        const run = heldInputRun(input, input as Item[], NO_RECORDS, 'default');
         expect(run?.length).toBe(input.length);
         if (previousRun !== undefined) expect(run!.model.items[0]).toBe(previousRun.model.items[0]);
         previousRun = run;
