@@ -81,11 +81,12 @@ export function chatRequestBody(request: ChatRequest): string | Buffer[] {
       for (const segment of block.segments) chunks.push(segment.bytes);
       pieces = [];
       i += block.members.length;
+    } else if (Object.isFrozen(messages[i])) {
+      // a shared system prompt too: its bytes found by the message, not compared
+      pieces.push(messageBytes(messages[i]));
+      i++;
     } else if (isLongSystemPrompt(messages[i])) {
       pieces.push(systemPromptBytes(messages[i]));
-      i++;
-    } else if (Object.isFrozen(messages[i])) {
-      pieces.push(messageBytes(messages[i]));
       i++;
     } else {
       // a run of fresh messages (a history the client resends whole) in one JSON.stringify: its
@@ -157,12 +158,23 @@ function isLongSystemPrompt(message: ChatMessage): boolean {
 }
 
 /**
+ * The last long system prompt's message and bytes. A client whose resent bytes are kept
+ * (`util/interned-prefix.ts`) gets the same text object every request, here found by reference
+ * (equal text is equal bytes: the message is its role and content alone).
+ */
+let lastSystemPrompt: { role: string; content: string; bytes: Buffer } | undefined;
+
+/**
  * A long system prompt's bytes, kept by content: the key only finds the candidate (length and
  * opening), KeptJson compares the whole message before reuse.
  */
 function systemPromptBytes(message: ChatMessage): Buffer {
   const content = message.content as string;
-  return keptSystemPrompts.get(`${content.length}\u0000${content.slice(0, 64)}`, message);
+  const last = lastSystemPrompt;
+  if (last !== undefined && last.content === content && last.role === message.role && Object.keys(message).length === 2) return last.bytes;
+  const bytes = keptSystemPrompts.get(`${content.length}\u0000${content.slice(0, 64)}`, message);
+  lastSystemPrompt = { role: message.role, content, bytes };
+  return bytes;
 }
 
 /** A shared (frozen) message's bytes, kept by the message object. */

@@ -102,6 +102,41 @@ describe('chatRequestBody', () => {
     expect(serialisesPrompt(req('Be brief.', 'q2'))).toBe(true);
   });
 
+  it('the last long system prompt is found again without a lookup, and only for the same role and text alone', () => {
+    const text = `You are a coding agent — “careful”. ${'Read before you write. '.repeat(300)}`;
+    // as a chat dialect sends it: the role as the template wants it
+    const req = (role: 'system' | 'developer', question: string): ChatRequest => {
+      const encoded = request([
+        { type: 'message', role: 'system', content: [{ type: 'text', text }] },
+        { type: 'message', role: 'user', content: [{ type: 'text', text: question }] },
+      ]);
+      return { ...encoded, messages: [{ role, content: text }, ...encoded.messages.slice(1)] };
+    };
+    /** Whether sending `r` looked its prompt up among the kept ones (its key is made from the text's opening). */
+    const looksUp = (r: ChatRequest) => {
+      const slice = vi.spyOn(String.prototype, 'slice');
+      let body: string | Buffer[];
+      let lookedUp: boolean;
+      try {
+        body = chatRequestBody(r);
+        lookedUp = slice.mock.contexts.some((context) => String(context) === text);
+      } finally {
+        slice.mockRestore();
+      }
+      expect(bytesOf(body)).toBe(JSON.stringify(r));
+      return lookedUp;
+    };
+    expect(looksUp(req('system', 'q1'))).toBe(true);
+    expect(looksUp(req('system', 'q2'))).toBe(false);
+    // the same text under another role: other bytes
+    expect(looksUp(req('developer', 'q3'))).toBe(true);
+    expect(looksUp(req('developer', 'q4'))).toBe(false);
+    // a message with more than its role and text (a name) is never the last one's bytes
+    const named = req('developer', 'q5');
+    (named.messages[0] as { name?: string }).name = 'rules';
+    expect(looksUp(named)).toBe(true);
+  });
+
   it('a long system prompt with fresh and shared messages around it is still exactly JSON.stringify', () => {
     const system: ModelItem = { type: 'message', role: 'system', content: [{ type: 'text', text: `Rules — “all” of them. ${'Keep going. '.repeat(500)}` }] };
     const fresh = (tag: string): ModelItem[] => [
