@@ -2,6 +2,7 @@ import { invalidRequest } from '../errors.js';
 import { ENGINE_ITEM_VALIDATORS } from '../protocol/input-items.js';
 import { InvalidItemError } from '../protocol/item-validation.js';
 import { ID_PREFIX, type InputItem, type JsonObject, type TextConfig, type TextFormat } from '../protocol/responses.js';
+import { deepFreeze } from '../util/freeze.js';
 import { newId } from '../util/ids.js';
 import { parseTools, toolItemValidator, type ParsedTool } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
@@ -114,10 +115,27 @@ function parseInput(input: unknown): InputItem[] {
   if (typeof input === 'string') return [{ id: newId(ID_PREFIX.message), type: 'message', role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   if (!Array.isArray(input)) throw invalidRequest("Invalid type for 'input': expected a string or an array of items.", 'input', 'invalid_type');
   try {
-    return input.map((item: unknown, i) => checkItem(item, `input[${i}]`));
+    return input.map((item: unknown, i) => checkedOnce(item, `input[${i}]`));
   } catch (err) {
     throw asInvalidRequest(err);
   }
+}
+
+/**
+ * The checked items of a history a client resends whole, by the items as parsed: those are frozen
+ * and the same objects every request (`util/interned-prefix.ts`), and an item's check depends on
+ * nothing else, so each is checked once and answered as the same frozen item every time.
+ */
+const checkedItems = new WeakMap<object, InputItem>();
+
+function checkedOnce(item: unknown, param: string): InputItem {
+  if (typeof item !== 'object' || item === null || !Object.isFrozen(item)) return checkItem(item, param);
+  let checked = checkedItems.get(item);
+  if (checked === undefined) {
+    checked = deepFreeze(checkItem(item, param));
+    checkedItems.set(item, checked);
+  }
+  return checked;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { ID_PREFIX, type Item, type JsonObject, type MessageItem, type ResolvedInputItem } from '../protocol/responses.js';
+import { deepFreeze } from './freeze.js';
 import { newId } from './ids.js';
 
 /** Id prefixes for items that arrive without one. */
@@ -31,6 +32,25 @@ export function normalizeStoredItem(item: ResolvedInputItem): Item {
   }
   // an item with its id is as stored (a call's `status` is optional on input, as on OpenAI)
   return typeof item.id === 'string' ? (item as Item) : (withId(item) as Item);
+}
+
+/**
+ * Items of turns not stored, as `normalizeStoredItem` makes them, by the item: a frozen one (a
+ * history the client resends whole, checked once) gets the same frozen item every request, its
+ * minted id included — no copy and no id per item and request. Only for a turn whose items are
+ * not kept (neither stored nor in a conversation): a stored item's id is minted for it alone.
+ */
+const unstoredItems = new WeakMap<object, Item>();
+
+/** `normalizeStoredItem` of an item of a turn not stored: made once for a frozen item. */
+export function normalizeUnstoredItem(item: ResolvedInputItem): Item {
+  if (!Object.isFrozen(item)) return normalizeStoredItem(item);
+  let normalized = unstoredItems.get(item);
+  if (normalized === undefined) {
+    normalized = deepFreeze(normalizeStoredItem(item));
+    unstoredItems.set(item, normalized);
+  }
+  return normalized;
 }
 
 /** A copy of `item` with a minted id in front (an explicit `null` id is replaced too). */
