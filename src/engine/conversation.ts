@@ -6,7 +6,7 @@ import type { GatewayCallRecord } from '../store/store.js';
 import type { DiscoverContext, ReplayContext, ToolHandler } from '../tools/handler.js';
 import { APPROVAL_ITEMS, discoverTools, handlerForCallItem, handlerForReplayItem, parseTools, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
-import { deepFreeze } from '../util/freeze.js';
+import { deepFreeze, madeOnce } from '../util/freeze.js';
 import { NO_RECORDS } from './unstored-records.js';
 import type { CallRecordLookup } from './types.js';
 
@@ -115,13 +115,7 @@ function engineItemToModel(item: Item): ModelItem[] {
 const modelItemsOf = new WeakMap<object, readonly ModelItem[]>();
 
 function convertedOnce(item: Item, convert: (item: Item) => ModelItem[]): readonly ModelItem[] {
-  if (!Object.isFrozen(item)) return convert(item);
-  let converted = modelItemsOf.get(item);
-  if (converted === undefined) {
-    converted = deepFreeze(convert(item));
-    modelItemsOf.set(item, converted);
-  }
-  return converted;
+  return madeOnce(modelItemsOf, item, convert, undefined);
 }
 
 /**

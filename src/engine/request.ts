@@ -2,7 +2,7 @@ import { invalidRequest } from '../errors.js';
 import { ENGINE_ITEM_VALIDATORS } from '../protocol/input-items.js';
 import { InvalidItemError } from '../protocol/item-validation.js';
 import { ID_PREFIX, type InputItem, type JsonObject, type TextConfig, type TextFormat } from '../protocol/responses.js';
-import { deepFreeze } from '../util/freeze.js';
+import { madeOnce } from '../util/freeze.js';
 import { newId } from '../util/ids.js';
 import { parseTools, toolItemValidator, type ParsedTool } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
@@ -129,13 +129,7 @@ function parseInput(input: unknown): InputItem[] {
 const checkedItems = new WeakMap<object, InputItem>();
 
 function checkedOnce(item: unknown, param: string): InputItem {
-  if (typeof item !== 'object' || item === null || !Object.isFrozen(item)) return checkItem(item, param);
-  let checked = checkedItems.get(item);
-  if (checked === undefined) {
-    checked = deepFreeze(checkItem(item, param));
-    checkedItems.set(item, checked);
-  }
-  return checked;
+  return typeof item === 'object' && item !== null ? madeOnce(checkedItems, item, checkItem, param) : checkItem(item, param);
 }
 
 /**

@@ -12,3 +12,19 @@ export function deepFreeze<T>(value: T, onFrozen?: (object: object) => void): T 
   }
   return value;
 }
+
+/**
+ * `make(value, arg)` made once for a frozen object and kept, frozen, in `made`: a shared object
+ * (parsed or converted once, the same object request after request) gets the same result every
+ * time, so what is kept by that result downstream is kept too; anything else is made anew. `make`
+ * must depend on `value` alone (`arg` only names it, e.g. in an error).
+ */
+export function madeOnce<K extends object, V, A>(made: WeakMap<K, V>, value: K, make: (value: K, arg: A) => V, arg: A): V {
+  if (!Object.isFrozen(value)) return make(value, arg);
+  let result = made.get(value);
+  if (result === undefined) {
+    result = deepFreeze(make(value, arg));
+    made.set(value, result);
+  }
+  return result;
+}

@@ -1,5 +1,5 @@
 import { ID_PREFIX, type Item, type JsonObject, type MessageItem, type ResolvedInputItem } from '../protocol/responses.js';
-import { deepFreeze } from './freeze.js';
+import { madeOnce } from './freeze.js';
 import { newId } from './ids.js';
 
 /** Id prefixes for items that arrive without one. */
@@ -44,13 +44,7 @@ const unstoredItems = new WeakMap<object, Item>();
 
 /** `normalizeStoredItem` of an item of a turn not stored: made once for a frozen item. */
 export function normalizeUnstoredItem(item: ResolvedInputItem): Item {
-  if (!Object.isFrozen(item)) return normalizeStoredItem(item);
-  let normalized = unstoredItems.get(item);
-  if (normalized === undefined) {
-    normalized = deepFreeze(normalizeStoredItem(item));
-    unstoredItems.set(item, normalized);
-  }
-  return normalized;
+  return madeOnce(unstoredItems, item, normalizeStoredItem, undefined);
 }
 
 /** A copy of `item` with a minted id in front (an explicit `null` id is replaced too). */
