@@ -102,7 +102,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   let choice;
   let preludeItems: Item[];
   // history then this turn's input, in order: what the tools look back at and the model is shown
-  const priorItems: readonly Item[] = [...history, ...inputItems];
+  const priorItems: readonly Item[] = history.length === 0 ? inputItems : [...history, ...inputItems];
   const declare = withFields(ctx.declare, { request: { include: request.include, model: request.model, priorItems, tenant } });
   try {
     checkDeclarations(request.tools, searchedDeclarations(inputItems), declare);
