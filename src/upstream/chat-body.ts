@@ -170,10 +170,11 @@ let lastSystemPrompt: { role: string; content: string; bytes: Buffer } | undefin
  */
 function systemPromptBytes(message: ChatMessage): Buffer {
   const content = message.content as string;
+  const plain = Object.keys(message).length === 2;
   const last = lastSystemPrompt;
-  if (last !== undefined && last.content === content && last.role === message.role && Object.keys(message).length === 2) return last.bytes;
+  if (plain && last !== undefined && last.content === content && last.role === message.role) return last.bytes;
   const bytes = keptSystemPrompts.get(`${content.length}\u0000${content.slice(0, 64)}`, message);
-  lastSystemPrompt = { role: message.role, content, bytes };
+  if (plain) lastSystemPrompt = { role: message.role, content, bytes };
   return bytes;
 }
 

@@ -135,6 +135,8 @@ describe('chatRequestBody', () => {
     const named = req('developer', 'q5');
     (named.messages[0] as { name?: string }).name = 'rules';
     expect(looksUp(named)).toBe(true);
+    // nor does it become the last one: the plain message after it gets its own bytes
+    expect(looksUp(req('developer', 'q6'))).toBe(false);
   });
 
   it('a long system prompt with fresh and shared messages around it is still exactly JSON.stringify', () => {
