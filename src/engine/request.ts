@@ -115,7 +115,7 @@ function parseInput(input: unknown): InputItem[] {
   if (typeof input === 'string') return [{ id: newId(ID_PREFIX.message), type: 'message', role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   if (!Array.isArray(input)) throw invalidRequest("Invalid type for 'input': expected a string or an array of items.", 'input', 'invalid_type');
   try {
-    return input.map((item: unknown, i) => checkedOnce(item, `input[${i}]`));
+    return input.map(checkedOnce);
   } catch (err) {
     throw asInvalidRequest(err);
   }
@@ -128,8 +128,13 @@ function parseInput(input: unknown): InputItem[] {
  */
 const checkedItems = new WeakMap<object, InputItem>();
 
-function checkedOnce(item: unknown, param: string): InputItem {
-  return typeof item === 'object' && item !== null ? madeOnce(checkedItems, item, checkItem, param) : checkItem(item, param);
+/** `input[index]` checked (once for a frozen item: its place is named only when it is checked). */
+function checkedOnce(item: unknown, index: number): InputItem {
+  return typeof item === 'object' && item !== null ? madeOnce(checkedItems, item, checkInputItem, index) : checkInputItem(item, index);
+}
+
+function checkInputItem(item: unknown, index: number): InputItem {
+  return checkItem(item, `input[${index}]`);
 }
 
 /**
