@@ -8,7 +8,7 @@ import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord } from '../store/store.js';
 import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discovers, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
-import { normalizeStoredItem, normalizeUnstoredItem } from '../util/items.js';
+import { normalizeStoredItem, normalizeUnstoredItems } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
 import { heldHistory, heldInputRun, mayJoinRound, namesHold, type HeldModelItems } from './held-history.js';
 import { NO_RECORDS } from './unstored-records.js';
@@ -94,7 +94,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const input = hasItemReferences(request.input) ? await resolveItemReferences(request.input, history, ctx.store, tenant) : (request.input as ResolvedInputItem[]);
   // tools declared inside the input (tool_search_output) load with their credentials; what is
   // stored and echoed never carries them
-  const inputWithCredentials = input.map(request.store || request.conversationId !== null ? normalizeStoredItem : normalizeUnstoredItem);
+  const inputWithCredentials = request.store || request.conversationId !== null ? input.map(normalizeStoredItem) : normalizeUnstoredItems(input);
   const inputItems = inputWithCredentials.map(itemWithoutCredentials);
   checkOutputsPaired(history, inputItems);
 

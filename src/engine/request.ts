@@ -3,6 +3,7 @@ import { ENGINE_ITEM_VALIDATORS } from '../protocol/input-items.js';
 import { InvalidItemError } from '../protocol/item-validation.js';
 import { ID_PREFIX, type InputItem, type JsonObject, type TextConfig, type TextFormat } from '../protocol/responses.js';
 import { madeOnce } from '../util/freeze.js';
+import { KeptRuns, mapWithKeptRun } from '../util/kept-runs.js';
 import { newId } from '../util/ids.js';
 import { parseTools, toolItemValidator, type ParsedTool } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
@@ -115,7 +116,7 @@ function parseInput(input: unknown): InputItem[] {
   if (typeof input === 'string') return [{ id: newId(ID_PREFIX.message), type: 'message', role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   if (!Array.isArray(input)) throw invalidRequest("Invalid type for 'input': expected a string or an array of items.", 'input', 'invalid_type');
   try {
-    return input.map(checkedOnce);
+    return mapWithKeptRun(checkedRuns, input, checkedOnce);
   } catch (err) {
     throw asInvalidRequest(err);
   }
@@ -127,6 +128,8 @@ function parseInput(input: unknown): InputItem[] {
  * nothing else, so each is checked once and answered as the same frozen item every time.
  */
 const checkedItems = new WeakMap<object, InputItem>();
+/** The checked items of a resent history's leading shared items, as a run (a few turns looked back). */
+const checkedRuns = new KeptRuns<readonly InputItem[]>(64);
 
 /** `input[index]` checked (once for a frozen item: its place is named only when it is checked). */
 function checkedOnce(item: unknown, index: number): InputItem {

@@ -1,5 +1,6 @@
 import { ID_PREFIX, type Item, type JsonObject, type MessageItem, type ResolvedInputItem } from '../protocol/responses.js';
 import { madeOnce } from './freeze.js';
+import { KeptRuns, mapWithKeptRun } from './kept-runs.js';
 import { newId } from './ids.js';
 
 /** Id prefixes for items that arrive without one. */
@@ -45,6 +46,14 @@ const unstoredItems = new WeakMap<object, Item>();
 /** `normalizeStoredItem` of an item of a turn not stored: made once for a frozen item. */
 export function normalizeUnstoredItem(item: ResolvedInputItem): Item {
   return madeOnce(unstoredItems, item, normalizeStoredItem, undefined);
+}
+
+/** The items of a resent history's leading shared items as `normalizeUnstoredItem` makes them, as a run. */
+const unstoredRuns = new KeptRuns<readonly Item[]>(64);
+
+/** `items.map(normalizeUnstoredItem)`, a resent history's leading shared items taken as a run. */
+export function normalizeUnstoredItems(items: readonly ResolvedInputItem[]): Item[] {
+  return mapWithKeptRun(unstoredRuns, items, normalizeUnstoredItem);
 }
 
 /** A copy of `item` with a minted id in front (an explicit `null` id is replaced too). */

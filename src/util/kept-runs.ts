@@ -36,6 +36,26 @@ export class KeptRuns<T> {
   }
 }
 
+/** Below this many shared objects, mapping them again costs less than keeping a run of them. */
+const MIN_MAPPED_RUN = 16;
+
+/**
+ * `items.map(map)` for a list whose leading objects are shared (frozen: a history resent whole,
+ * parsed once), the results for those kept as a run in `runs`: the next request of the
+ * conversation takes them by reference and maps only what follows. `map` must give the same
+ * result for a frozen object every time (what it makes of one is made once: `madeOnce`).
+ */
+export function mapWithKeptRun<T, U>(runs: KeptRuns<readonly U[]>, items: readonly T[], map: (item: T, index: number) => U): U[] {
+  let end = 0;
+  while (end < items.length && typeof items[end] === 'object' && items[end] !== null && Object.isFrozen(items[end])) end++;
+  if (end < MIN_MAPPED_RUN) return items.map(map);
+  const run = runs.find(items, end);
+  const out: U[] = run === undefined ? [] : run.value.slice();
+  for (let i = out.length; i < items.length; i++) out.push(map(items[i], i));
+  if (run?.items.length !== end) runs.keep(items.slice(0, end), out.slice(0, end), run);
+  return out;
+}
+
 /** Whether `items` begins with `run`: the same objects (last first: a kept run ends where requests differ). */
 function startsWithSame(items: readonly unknown[], run: readonly unknown[]): boolean {
   for (let i = run.length - 1; i >= 0; i--) if (items[i] !== run[i]) return false;
