@@ -1,6 +1,6 @@
 import type { JsonObject } from '../protocol/messages.js';
 import type { PairingState } from './tool-pairing.js';
-import { KeptRuns, type KeptRun } from '../util/kept-runs.js';
+import { isShared, KeptRuns, type KeptRun } from '../util/kept-runs.js';
 
 /**
  * The leading messages of a conversation resent whole, decoded and checked: a turn decodes and
@@ -30,7 +30,7 @@ export const decodedRuns = new KeptRuns<DecodedMessages>(16);
 /** How many of `messages` a run may hold: the leading frozen ones, the last message left out (0: too few). */
 export function runEnd(messages: readonly unknown[]): number {
   let frozen = 0;
-  while (frozen < messages.length && isFrozenObject(messages[frozen])) frozen++;
+  while (frozen < messages.length && isShared(messages[frozen])) frozen++;
   const end = Math.min(frozen, messages.length - 1);
   return end >= MIN_RUN ? end : 0;
 }
@@ -38,8 +38,4 @@ export function runEnd(messages: readonly unknown[]): number {
 /** The kept run `messages` begins with, among the first `end` of them (`runEnd`). */
 export function keptRun(messages: readonly unknown[], end: number): DecodedRun | undefined {
   return decodedRuns.find(messages, end, MIN_RUN - 1);
-}
-
-function isFrozenObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && Object.isFrozen(value);
 }

@@ -15,6 +15,7 @@ import {
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
 import { EMPTY_LIST } from '../util/empty.js';
+import { KeptLists } from '../util/kept-runs.js';
 
 const HANDLERS: readonly ToolHandler<any>[] = [
   functionHandler,
@@ -277,19 +278,19 @@ function logUnknownTypes(types: ReadonlySet<string>, ctx: DeclareContext): void 
 }
 
 /**
- * Echoed lists of kept declarations (frozen: a tool list resent byte for byte, parsed once), by the
- * first of them: the echo is made of the declarations alone, so a resent list echoes the same array
- * every time and its JSON is found by reference (engine/response-json.ts), not compared.
+ * Echoed lists of kept declarations (frozen: a tool list resent byte for byte, parsed once): the
+ * echo is made of the declarations alone, so a resent list echoes the same array every time and
+ * its JSON is found by reference (engine/response-json.ts), not compared.
  */
-const echoedLists = new WeakMap<object, { declared: readonly JsonObject[]; echoed: JsonObject[] }>();
+const echoedLists = new KeptLists<JsonObject[]>();
 
 /** The `tools` echoed in the Response: as declared, minus credentials; function fields made explicit. */
 export function echoTools(parsed: readonly ParsedTool[]): JsonObject[] {
-  const first = parsed.length > 0 && Object.isFrozen(parsed[0].raw) ? parsed[0].raw : undefined;
-  const kept = first === undefined ? undefined : echoedLists.get(first);
-  if (kept !== undefined && kept.declared.length === parsed.length && parsed.every((tool, i) => tool.raw === kept.declared[i])) return kept.echoed;
+  const declared = parsed.map((tool) => tool.raw);
+  const kept = echoedLists.find(declared);
+  if (kept !== undefined) return kept;
   const echoed = parsed.map(({ raw, handler }) => (handler?.echo ? handler.echo(raw) : withoutCredentials(raw)));
-  if (first !== undefined && parsed.every((tool) => Object.isFrozen(tool.raw))) echoedLists.set(first, { declared: parsed.map((tool) => tool.raw), echoed });
+  echoedLists.keep(declared, echoed);
   return echoed;
 }
 

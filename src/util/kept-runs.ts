@@ -5,8 +5,10 @@
  * back at most, and replaced by a longer run as the conversation grows — one run per
  * conversation, its newest (a fork from an earlier turn makes its own).
  *
- * Used for a resent history's model items (engine/held-history.ts) and a resent Messages
- * conversation's decoded messages (messages/decoded-runs.ts).
+ * Used for a resent history's model items (engine/held-history.ts), its checked and storable
+ * items (`mapWithKeptRun`), a resent Messages conversation's decoded messages
+ * (messages/decoded-runs.ts), and whole lists resent with every request (`KeptLists`: an echoed
+ * tool list, the upstream request's tool bytes).
  */
 export interface KeptRun<T> {
   /** The objects the run was made of, in order. */
@@ -36,6 +38,29 @@ export class KeptRuns<T> {
   }
 }
 
+/**
+ * What was made of a whole list of shared objects (a tool list resent byte for byte, parsed once),
+ * found again for a list of exactly the same objects: a run that is the whole list.
+ */
+export class KeptLists<T> {
+  private readonly runs = new KeptRuns<T>(0);
+
+  /** The value kept for exactly `members`, if any. */
+  find(members: readonly unknown[]): T | undefined {
+    return members.length > 0 && isShared(members.at(-1)) ? this.runs.find(members, members.length)?.value : undefined;
+  }
+
+  /** Keeps `value` for `members` when every one of them is shared (else nothing is kept). */
+  keep(members: readonly unknown[], value: T): void {
+    if (members.length > 0 && members.every(isShared)) this.runs.keep(members, value);
+  }
+}
+
+/** A shared object: frozen (parsed once and kept, the same object every request). */
+export function isShared(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && Object.isFrozen(value);
+}
+
 /** Below this many shared objects, mapping them again costs less than keeping a run of them. */
 const MIN_MAPPED_RUN = 16;
 
@@ -47,7 +72,7 @@ const MIN_MAPPED_RUN = 16;
  */
 export function mapWithKeptRun<T, U>(runs: KeptRuns<readonly U[]>, items: readonly T[], map: (item: T, index: number) => U): U[] {
   let end = 0;
-  while (end < items.length && typeof items[end] === 'object' && items[end] !== null && Object.isFrozen(items[end])) end++;
+  while (end < items.length && isShared(items[end])) end++;
   if (end < MIN_MAPPED_RUN) return items.map(map);
   const run = runs.find(items, end);
   const out: U[] = run === undefined ? [] : run.value.slice();
