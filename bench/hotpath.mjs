@@ -42,7 +42,12 @@ const WARMUP = Number(process.env.BENCH_HOTPATH_WARMUP ?? 1);
 /** Each load run measured in this many slices, alternating with the runs it is compared with. */
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const JIT_WARMUP = Number(process.env.BENCH_JIT_WARMUP_SECONDS ?? 4);
-/** Discarded rounds before the tool-round samples: enough for V8 to have optimised the loop's code. */
+/**
+ * Discarded rounds before the tool-round samples: at least this many, and at least
+ * BENCH_JIT_WARMUP_SECONDS per gateway workload, as the load runs have (V8 optimises the last of a
+ * turn's functions only after thousands of turns; 300 rounds left the client round trip at 0.31 ms
+ * per round against 0.21 after 3,000).
+ */
 const TOOL_WARM = 300;
 const N = Number(process.env.BENCH_HOTPATH_N ?? 200);
 const ONLY = new Set((process.env.BENCH_HOTPATH_ONLY ?? 'store,codex,tools,growth,tokens').split(',').map((x) => x.trim()));
@@ -69,15 +74,21 @@ async function timed(pool, path, body) {
   return { ms, text };
 }
 
-/** Alternates the given request makers (drift hits all alike); `warm` discarded rounds, then `n`; medians. */
-async function interleaved(makers, warm, n) {
+/**
+ * Alternates the given request makers (drift hits all alike): discarded rounds, at least `warm` and
+ * at least `warmSeconds`, then `n`; medians.
+ */
+async function interleaved(makers, warm, n, warmSeconds = 0) {
   const samples = Object.fromEntries(Object.keys(makers).map((k) => [k, []]));
-  for (let i = 0; i < warm + n; i++) {
+  const pass = async (keep) => {
     for (const [k, make] of Object.entries(makers)) {
       const { ms } = await make();
-      if (i >= warm) samples[k].push(ms);
+      if (keep) samples[k].push(ms);
     }
-  }
+  };
+  const warmUntil = performance.now() + warmSeconds * 1000;
+  for (let i = 0; i < warm || performance.now() < warmUntil; i++) await pass(false);
+  for (let i = 0; i < n; i++) await pass(true);
   return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
 }
 
@@ -222,7 +233,7 @@ async function inProcessSections(tmpRoot, results) {
   const proxyReq = (body) => () => timed(proxyPool, '/v1/chat/completions', body);
   try {
     if (ONLY.has('tools')) {
-      log(`\ntool rounds (blocking, c=1, ${N} each after ${TOOL_WARM} warm-up, medians) …`);
+      log(`\ntool rounds (blocking, c=1, ${N} each after ${TOOL_WARM} warm-up rounds and at least ${2 * JIT_WARMUP} s, medians) …`);
       // a gateway tool loop: 5 web_search rounds then the answer (6 upstream rounds) vs the answer alone
       const ROUNDS = 5;
       const loopSteps = Array.from({ length: ROUNDS }, (_, i) => ({ tool_calls: [{ name: 'web_search', arguments: { query: `switchyard ${i}` } }] }));
@@ -236,7 +247,7 @@ async function inProcessSections(tmpRoot, results) {
       loop.upstream.forEach((b, i) => {
         makers[`directLoop${i}`] = simReq(b);
       });
-      const m = await interleaved(makers, TOOL_WARM, N);
+      const m = await interleaved(makers, TOOL_WARM, N, 2 * JIT_WARMUP);
       let directLoop = 0;
       for (let i = 0; i <= ROUNDS; i++) directLoop += m[`directLoop${i}`];
       // what the 5 added rounds cost the gateway beyond what the added upstream work costs directly
@@ -257,6 +268,7 @@ async function inProcessSections(tmpRoot, results) {
         { turn1: gwReq(turn1Body), direct1: simReq(t1.upstream[0]), proxy1: proxyReq(t1.upstream[0]), turn2: gwReq(turn2Body), direct2: simReq(t2.upstream[0]), proxy2: proxyReq(t2.upstream[0]) },
         TOOL_WARM,
         N,
+        2 * JIT_WARMUP,
       );
       const clientPerRound = (c.turn1 - c.direct1 + (c.turn2 - c.direct2)) / 2;
       const proxyPerRound = (c.proxy1 - c.direct1 + (c.proxy2 - c.direct2)) / 2;
