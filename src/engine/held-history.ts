@@ -8,7 +8,8 @@ import { flattenedName } from '../tools/names.js';
 import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '../tools/registry.js';
 import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
 import { deepFreeze } from '../util/freeze.js';
-import { KeptRuns } from '../util/kept-runs.js';
+import { itemTypes } from '../util/item-types.js';
+import { KeptRuns, sharedLength } from '../util/kept-runs.js';
 import type { CallRecordLookup } from './types.js';
 
 export interface HeldHistory {
@@ -128,11 +129,15 @@ const heldRuns = new KeptRuns<HeldModelItems>(RUN_LOOKBACK);
  * not context-free — such a call whose record is not held here (another replica's, expired) is
  * converted with what follows it, every turn — and is undefined when that leaves too few. It
  * never ends inside a round of calls (replayed together: the calls, then their results); the
- * caller checks the names of namespaced calls, as for a chain.
+ * caller checks the names of namespaced calls, as for a chain. `types`: those of `items`, when
+ * the caller has them (`util/item-types.ts`).
  */
-export function heldInputRun(sent: readonly unknown[], items: readonly Item[], unstored: CallRecordLookup, owner: string): { length: number; model: HeldModelItems } | undefined {
+export function heldInputRun(sent: readonly unknown[], items: readonly Item[], unstored: CallRecordLookup, owner: string, types = itemTypes(items)): { length: number; model: HeldModelItems } | undefined {
+  const shared = sharedLength(sent);
+  // items of types that are context-free whatever they hold are not looked at one by one
   let end = 0;
-  while (end < sent.length && Object.isFrozen(sent[end]) && typeof sent[end] === 'object' && contextFree(items[end], unstored)) end++;
+  if (everyType(types, contextFreeType)) end = shared;
+  else while (end < shared && contextFree(items[end], unstored)) end++;
   while (end > 0 && mayJoinRound(items[end - 1], items[end])) end--;
   if (end < MIN_HELD_RUN) return undefined;
   let run = heldRuns.find(sent, end);
@@ -187,7 +192,13 @@ const NO_TOOLS = new ToolRegistry();
  * searches (replayed from the registry) and compactions (which drop what comes before them).
  */
 function contextFree(item: Item, recorded: CallRecordLookup): boolean {
-  switch (item.type) {
+  // or a gateway call with its record
+  return contextFreeType(item.type) || (handlerForCallItem(item.type) !== undefined && recorded.get(item.id) !== undefined);
+}
+
+/** Whether every item of `type` is context-free (`contextFree`), whatever it holds. */
+function contextFreeType(type: string): boolean {
+  switch (type) {
     case 'message':
     case 'reasoning':
     case 'function_call':
@@ -196,10 +207,14 @@ function contextFree(item: Item, recorded: CallRecordLookup): boolean {
     case 'custom_tool_call_output':
       return true;
     default:
-      // a listing that opens a turn (the model sees none), an approval (paired through the replay
-      // state), a gateway call with its record
-      return preludeFor(item.type) !== undefined || APPROVAL_ITEMS.has(item.type) || (handlerForCallItem(item.type) !== undefined && recorded.get(item.id) !== undefined);
+      // a listing that opens a turn (the model sees none), an approval (paired through the replay state)
+      return preludeFor(type) !== undefined || APPROVAL_ITEMS.has(type);
   }
+}
+
+function everyType(types: ReadonlySet<string>, holds: (type: string) => boolean): boolean {
+  for (const type of types) if (!holds(type)) return false;
+  return true;
 }
 
 /** The namespaced client tool a call names, under the name a conversion without tools gives it. */

@@ -6,7 +6,7 @@ import type { ModelItem, ModelRequest, ModelResponseFormat } from '../protocol/m
 import type { Item, ResolvedInputItem, TextConfig } from '../protocol/responses.js';
 import { DEFAULT_TENANT } from '../store/tenant.js';
 import type { GatewayCallRecord } from '../store/store.js';
-import { APPROVAL_GATES, CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS, checkDeclarations, discovers, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
+import { APPROVAL_GATES, checkDeclarations, discovers, discoverTools, handlerForCallItem, itemWithoutCredentials, registerTools, resolveToolChoice, searchedDeclarations, type ToolRegistry } from '../tools/registry.js';
 import { ToolDeclarationError, type ApprovedCall } from '../tools/types.js';
 import { normalizeStoredItem, normalizeUnstoredItems } from '../util/items.js';
 import { applyCompactions, maybeCompact, parseContextManagement } from './compaction.js';
@@ -14,11 +14,13 @@ import { heldHistory, heldInputRun, mayJoinRound, namesHold, type HeldModelItems
 import { NO_RECORDS } from './unstored-records.js';
 import type { CallRecordLookup, PreparedTurn, PrepareOptions } from './types.js';
 import { loadSearchedTools, replayStateFor, toModelItems } from './conversation.js';
-import { hasItemReferences, resolveItemReferences } from './item-references.js';
+import { resolveItemReferences } from './item-references.js';
+import { checkOutputsPaired } from './output-pairing.js';
 import { parseCreateRequest, type CreateRequest } from './request.js';
 import { offeredNames } from './round.js';
 import { withFields } from '../util/objects.js';
-import { EMPTY_MAP } from '../util/empty.js';
+import { EMPTY_LIST, EMPTY_MAP } from '../util/empty.js';
+import { itemTypes } from '../util/item-types.js';
 import { TurnAbort, type Cancellation } from '../util/abort.js';
 
 import type { EngineContext } from './context.js';
@@ -90,13 +92,17 @@ async function prepareWithHistory(ctx: EngineContext, request: CreateRequest, te
 
 async function prepareHolding(ctx: EngineContext, tenant: string, request: CreateRequest, held: { items: Item[]; records: readonly GatewayCallRecord[]; model?: HeldModelItems }, body: unknown, signal: Cancellation, conversationLease: string | undefined, dryRun: boolean): Promise<PreparedTurn> {
   const history = held.items;
+  const sentTypes = itemTypes(request.input);
   // the common case resolves nothing: no await (each one is a turn of the microtask queue on the way to the upstream)
-  const input = hasItemReferences(request.input) ? await resolveItemReferences(request.input, history, ctx.store, tenant) : (request.input as ResolvedInputItem[]);
+  const resolving = sentTypes.has('item_reference');
+  const input = resolving ? await resolveItemReferences(request.input, history, ctx.store, tenant) : (request.input as ResolvedInputItem[]);
+  /** The types of the input's items (normalized below, one for one: the same types). */
+  const types = resolving ? itemTypes(input) : sentTypes;
   // tools declared inside the input (tool_search_output) load with their credentials; what is
   // stored and echoed never carries them
   const inputWithCredentials = request.store || request.conversationId !== null ? input.map(normalizeStoredItem) : normalizeUnstoredItems(input);
-  const inputItems = inputWithCredentials.map(itemWithoutCredentials);
-  checkOutputsPaired(history, inputItems);
+  const inputItems = types.has('tool_search_output') ? inputWithCredentials.map(itemWithoutCredentials) : inputWithCredentials;
+  checkOutputsPaired(history, inputItems, types);
 
   let registry: ToolRegistry;
   let choice;
@@ -105,30 +111,30 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   const priorItems: readonly Item[] = history.length === 0 ? inputItems : [...history, ...inputItems];
   const declare = withFields(ctx.declare, { request: { include: request.include, model: request.model, priorItems, tenant } });
   try {
-    checkDeclarations(request.tools, searchedDeclarations(inputItems), declare);
+    checkDeclarations(request.tools, types.has('tool_search_output') ? searchedDeclarations(inputItems) : EMPTY_LIST, declare);
     const discover = withFields(declare, { priorItems, signal });
     preludeItems = request.tools.some(discovers) ? await discoverTools(request.tools, discover) : [];
     registry = registerTools(request.tools, declare);
-    if (inputWithCredentials.some((item) => item.type === 'tool_search_output')) preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
+    if (types.has('tool_search_output')) preludeItems.push(...(await loadSearchedTools(inputWithCredentials, registry, discover)));
     choice = resolveToolChoice(request.toolChoice, registry);
   } catch (err) {
     if (err instanceof ToolDeclarationError) throw invalidRequest(err.message, err.param, err.code);
     throw err;
   }
 
-  const conversation: ModelItem[] = [];
+  let conversation: ModelItem[] = [];
   if (request.instructions) conversation.push({ type: 'message', role: 'system', content: [{ type: 'text', text: request.instructions }] });
   // the input as the client sent it, item for item with `inputItems` (none resolved from the store)
   const sent = input === request.input ? (body as { input?: unknown }).input : undefined;
   const unstored = ctx.options.unstoredRecords?.of(tenant) ?? NO_RECORDS;
-  const { model: heldModel, inputHeld } = heldModelItems(held, Array.isArray(sent) ? sent : undefined, inputItems, registry, unstored, tenant);
+  const { model: heldModel, inputHeld } = heldModelItems(held, Array.isArray(sent) ? sent : undefined, inputItems, types, registry, unstored, tenant);
   const effective = heldModel ? priorItems : applyCompactions(priorItems);
   /** Where images fetched over the network may start (held model items were looked at when they were made). */
   let imagesFrom = 0;
   if (heldModel) {
     // the history's model items as held; the input converted after them (the history is context-free
     // and its namespaced calls are named as this turn's tools name them)
-    for (const item of heldModel.items) conversation.push(item);
+    conversation = conversation.concat(heldModel.items);
     if (!heldModel.remoteImages) imagesFrom = conversation.length;
     // after them as in one pass: an answer in the input pairs with an approval request they hold
     const rest = inputHeld === 0 ? inputItems : inputItems.slice(inputHeld);
@@ -161,7 +167,7 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
   // approvals are checked here and used up when the turn runs (useApprovals)
   const approvedCalls: ApprovedCall[] = [];
   // a gate resolves answers: without one in the input there is nothing to check (nor a promise to wait for)
-  const answered = dryRun ? [] : APPROVAL_GATES.filter((gate) => inputItems.some((item) => item.type === gate.answerItemType));
+  const answered = dryRun ? [] : APPROVAL_GATES.filter((gate) => types.has(gate.answerItemType));
   if (answered.length > 0) {
     const offered = registry.withLoaded(offeredNames(choice.functions, choice.toolChoice), toolsFollowRegistry && choice.toolChoice !== 'none');
     const check = (id: string, digest: string) => ctx.store.checkApproval(id, digest, tenant);
@@ -193,15 +199,15 @@ async function prepareHolding(ctx: EngineContext, tenant: string, request: Creat
  * input drops what comes before it (a compaction item), the next item cannot belong to a round
  * of calls they end with, and their namespaced calls are named as this turn's tools name them.
  */
-function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }, sent: readonly unknown[] | undefined, inputItems: readonly Item[], registry: ToolRegistry, unstored: CallRecordLookup, tenant: string): { model?: HeldModelItems; inputHeld: number } {
+function heldModelItems(held: { items: readonly Item[]; model?: HeldModelItems }, sent: readonly unknown[] | undefined, inputItems: readonly Item[], types: ReadonlySet<string>, registry: ToolRegistry, unstored: CallRecordLookup, tenant: string): { model?: HeldModelItems; inputHeld: number } {
   let found: { model: HeldModelItems; inputHeld: number } | undefined;
   if (held.model !== undefined) {
     if (!mayJoinRound(held.items.at(-1), inputItems[0])) found = { model: held.model, inputHeld: 0 };
   } else if (held.items.length === 0 && sent !== undefined) {
-    const run = heldInputRun(sent, inputItems, unstored, tenant);
+    const run = heldInputRun(sent, inputItems, unstored, tenant, types);
     if (run !== undefined) found = { model: run.model, inputHeld: run.length };
   }
-  return found !== undefined && !inputItems.some((item) => item.type === 'compaction') && namesHold(found.model, registry) ? found : NONE_HELD;
+  return found !== undefined && !types.has('compaction') && namesHold(found.model, registry) ? found : NONE_HELD;
 }
 const NONE_HELD = { inputHeld: 0 };
 
@@ -227,49 +233,6 @@ function callRecordsFor(ctx: EngineContext, items: readonly Item[], held: readon
     return records;
   });
 }
-
-/** A tool output must answer a call the conversation holds (paired by `call_id`). */
-function checkOutputsPaired(history: readonly Item[], input: readonly Item[]): void {
-  if (!input.some((item) => CLIENT_OUTPUT_ITEMS.has(item.type))) return;
-  const historyCalls = new HistoryCalls(history);
-  const inputCalls = new Set<string>();
-  input.forEach((item, i) => {
-    const callId = typeof item.call_id === 'string' ? item.call_id : undefined;
-    if (CLIENT_CALL_ITEMS.has(item.type)) {
-      if (callId !== undefined) inputCalls.add(callId);
-      return;
-    }
-    if (CLIENT_OUTPUT_ITEMS.has(item.type) && (callId === undefined || !(inputCalls.has(callId) || historyCalls.has(callId)))) {
-      throw invalidRequest(`No tool call found for ${item.type} with call_id ${String(item.call_id)}.`, `input[${i}]`, 'invalid_value');
-    }
-  });
-}
-
-/** How far back from the history's end a call is looked for before all its calls are collected. */
-const RECENT_CALLS = 64;
-
-/**
- * The `call_id`s of a history's calls. An output almost always answers a call of the last turn:
- * the last items are looked at first, and the whole history (a long chain, once) only for an
- * output they do not answer.
- */
-class HistoryCalls {
-  private all: Set<string> | undefined;
-
-  constructor(private readonly history: readonly Item[]) {}
-
-  has(callId: string): boolean {
-    const { history } = this;
-    for (let j = history.length - 1; j >= Math.max(0, history.length - RECENT_CALLS); j--) if (isCallOf(history[j], callId)) return true;
-    if (this.all === undefined) {
-      this.all = new Set();
-      for (const item of history) if (typeof item.call_id === 'string' && !CLIENT_OUTPUT_ITEMS.has(item.type)) this.all.add(item.call_id);
-    }
-    return this.all.has(callId);
-  }
-}
-
-const isCallOf = (item: Item, callId: string): boolean => item.call_id === callId && !CLIENT_OUTPUT_ITEMS.has(item.type);
 
 /** The request's `text.format` in the model's terms. */
 function responseFormatOf(text: TextConfig): ModelResponseFormat | undefined {

@@ -1,4 +1,5 @@
 import { intern, isObject } from './interned-member.js';
+import { withSharedLength } from './kept-runs.js';
 import { arrayCloseFrom, CLOSE_BRACKET, COMMA, MemberName, newSentinel, parseSpliced, skipSpace, trimEnd } from './json-bytes.js';
 
 /** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
@@ -18,6 +19,8 @@ interface KeptPrefix {
   bytes: Buffer;
   /** The K items, parsed and frozen (`intern`). */
   items: readonly unknown[];
+  /** How many of them lead as objects (shared: `util/kept-runs.ts`); all but in a body that is no request. */
+  objects: number;
   /** Where the bytes were in that body, from its start. */
   fromStart: number;
   /**
@@ -106,22 +109,27 @@ export class InternedPrefix {
     const added = member.slice(1);
     const keptItems = count === kept.items.length ? kept.items : kept.items.slice(0, count);
     const items = added.length === 0 ? keptItems : keptItems.concat(added);
-    (value as Record<string, unknown>)[this.key] = items.slice();
+    const sent = items.slice();
+    (value as Record<string, unknown>)[this.key] = sent;
+    let shared = Math.min(kept.objects, count);
     if (added.length > 0) {
       // the kept prefix grows by the new items, read from where it ended to the array's close
       const commas: number[] = [];
       const close = arrayCloseFrom(body, end, commas);
       if (close > 0 && close - start <= this.limits.maxBytes) {
         for (const item of added) intern(item);
+        if (shared === count) shared = leadingObjects(items, count);
         // the cuts before the kept bytes' end, then the commas read (the first one right at that end)
         const cuts = kept.cuts.filter((cut) => cut < length);
-        const grown = { bytes: body.subarray(start, trimEnd(body, start, close)), items, fromStart: start, cuts: lastCuts(body, start, cuts, commas) };
+        const grown = { bytes: body.subarray(start, trimEnd(body, start, close)), items, objects: shared, fromStart: start, cuts: lastCuts(body, start, cuts, commas) };
         this.keptBytes += grown.bytes.length - kept.bytes.length;
         this.kept[index] = grown;
       }
     }
     if (index > 0) this.kept.unshift(...this.kept.splice(index, 1));
     this.evict();
+    // the array's stages (checks, storable forms, model items) look no further than these
+    withSharedLength(sent, shared);
     return value;
   }
 
@@ -152,8 +160,9 @@ export class InternedPrefix {
     const probed = isObject(check) ? check[this.key] : undefined;
     if (!Array.isArray(probed) || probed.length !== 1 || probed[0] !== this.sentinel) return;
     const items = member.map((item) => intern(item));
-    value[this.key] = items.slice();
-    const kept = { bytes: body.subarray(start, trimEnd(body, start, close)), items, fromStart: start, cuts: lastCuts(body, start, [], commas) };
+    const objects = leadingObjects(items, 0);
+    value[this.key] = withSharedLength(items.slice(), objects);
+    const kept = { bytes: body.subarray(start, trimEnd(body, start, close)), items, objects, fromStart: start, cuts: lastCuts(body, start, [], commas) };
     this.kept.unshift(kept);
     this.keptBytes += kept.bytes.length;
     this.evict();
@@ -165,6 +174,13 @@ export class InternedPrefix {
 }
 
 const OPEN_BRACKET = 0x5b;
+
+/** How many of `items` lead as objects, `from` of them known to. */
+function leadingObjects(items: readonly unknown[], from: number): number {
+  let end = from;
+  while (end < items.length && isObject(items[end])) end++;
+  return end;
+}
 
 /**
  * The last CHANGEABLE_TAIL cuts of a kept prefix: `earlier` (lengths already known) followed by

@@ -61,6 +61,27 @@ export function isShared(value: unknown): value is object {
   return typeof value === 'object' && value !== null && Object.isFrozen(value);
 }
 
+/**
+ * How many leading objects are shared, by the arrays that were handed out with them counted
+ * (`withSharedLength`): a resent history's stages each asked again, an object at a time.
+ */
+const sharedLengths = new WeakMap<readonly unknown[], number>();
+
+/** `items` (an array no one changes) noted as beginning with `count` shared objects. */
+export function withSharedLength<A extends readonly unknown[]>(items: A, count: number): A {
+  if (count > 0) sharedLengths.set(items, count);
+  return items;
+}
+
+/** How many of `items`' leading objects are shared (counted where not noted). */
+export function sharedLength(items: readonly unknown[]): number {
+  const noted = sharedLengths.get(items);
+  if (noted !== undefined) return noted;
+  let end = 0;
+  while (end < items.length && isShared(items[end])) end++;
+  return end;
+}
+
 /** Below this many shared objects, mapping them again costs less than keeping a run of them. */
 const MIN_MAPPED_RUN = 16;
 
@@ -68,17 +89,17 @@ const MIN_MAPPED_RUN = 16;
  * `items.map(map)` for a list whose leading objects are shared (frozen: a history resent whole,
  * parsed once), the results for those kept as a run in `runs`: the next request of the
  * conversation takes them by reference and maps only what follows. `map` must give the same
- * result for a frozen object every time (what it makes of one is made once: `madeOnce`).
+ * shared result for a frozen object every time (what it makes of one is made once and frozen:
+ * `madeOnce`), so the result begins with as many shared objects, noted (`sharedLength`).
  */
 export function mapWithKeptRun<T, U>(runs: KeptRuns<readonly U[]>, items: readonly T[], map: (item: T, index: number) => U): U[] {
-  let end = 0;
-  while (end < items.length && isShared(items[end])) end++;
+  const end = sharedLength(items);
   if (end < MIN_MAPPED_RUN) return items.map(map);
   const run = runs.find(items, end);
   const out: U[] = run === undefined ? [] : run.value.slice();
   for (let i = out.length; i < items.length; i++) out.push(map(items[i], i));
   if (run?.items.length !== end) runs.keep(items.slice(0, end), out.slice(0, end), run);
-  return out;
+  return withSharedLength(out, end);
 }
 
 /** Whether `items` begins with `run`: the same objects (last first: a kept run ends where requests differ). */

@@ -3,6 +3,7 @@
 // what JSON.parse gives, whatever surrounds the kept bytes, and the kept items must be frozen.
 import { describe, expect, it } from 'vitest';
 import { InternedPrefix } from '../../src/util/interned-prefix.js';
+import { sharedLength } from '../../src/util/kept-runs.js';
 import { prng } from '../reliability/hostile-input.js';
 import { recordingParser } from '../helpers/recording-parser.js';
 
@@ -137,16 +138,17 @@ describe('InternedPrefix', () => {
         return { failed: true };
       }
     };
-    let items = history(3);
+    let items: unknown[] = history(3);
     let around = 0;
     for (let i = 0; i < 2000; i++) {
       const roll = random();
-      if (roll < 0.6) items = [...items, item(items.length)];
+      if (roll < 0.02) items = [...items, random() < 0.5 ? 'a text, not an item' : [item(0)]];
+      else if (roll < 0.6) items = [...items, item(items.length)];
       else if (roll < 0.7) items = items.slice(0, Math.max(1, items.length - 2));
       else if (roll < 0.75) items = history(3);
       // the newest one or two items marked, as a client that moves a cache mark along does
       const marks = Math.floor(random() * 3);
-      const sent = items.map((one, k) => (k >= items.length - marks ? { ...one, cache_control: { type: 'ephemeral' } } : one));
+      const sent = items.map((one, k) => (k >= items.length - marks && typeof one === 'object' && !Array.isArray(one) ? { ...one, cache_control: { type: 'ephemeral' } } : one));
       const members = [`"model":"m"`, `"input":${JSON.stringify(sent)}`, `"store":false`];
       if (random() < 0.1) members.push(`"input":${JSON.stringify(items.slice(0, 2))}`);
       if (random() < 0.1) members.unshift(`"x":{"input":${JSON.stringify(items)}}`);
@@ -159,6 +161,13 @@ describe('InternedPrefix', () => {
       const got = outcome(() => (value = interned.parse(Buffer.from(text), parse) as typeof value));
       expect(got).toEqual(outcome(() => JSON.parse(text)));
       if (Array.isArray(value?.input) && Object.isFrozen(value.input[0])) around++;
+      // the shared items an array is noted with are its leading frozen objects (no text, no array)
+      if (Array.isArray(value?.input)) {
+        const input = value.input;
+        let objects = 0;
+        while (objects < input.length && typeof input[objects] === 'object' && !Array.isArray(input[objects]) && Object.isFrozen(input[objects])) objects++;
+        expect(sharedLength(input)).toBe(objects);
+      }
     }
     expect(around).toBeGreaterThan(500);
   });
