@@ -3,12 +3,10 @@
 import { invalidRequest } from '../errors.js';
 import type { Item } from '../protocol/responses.js';
 import { CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS } from '../tools/registry.js';
-import { KeptRuns, sharedLength } from '../util/kept-runs.js';
+import { KeptRuns, MIN_KEPT_RUN, sharedLength } from '../util/kept-runs.js';
 
 /** How far back from an output its call is looked for before all the calls are collected. */
 const RECENT_CALLS = 64;
-/** Below this many shared items, checking them again costs less than keeping a run of them. */
-const MIN_RUN = 16;
 
 /**
  * Leading shared items of resent histories (util/kept-runs.ts) whose every output answers a call
@@ -23,7 +21,7 @@ const pairedRuns = new KeptRuns<true>(64);
 export function checkOutputsPaired(history: readonly Item[], input: readonly Item[], types: ReadonlySet<string>): void {
   if (!holdsOutput(types)) return;
   const shared = sharedLength(input);
-  const run = shared >= MIN_RUN ? pairedRuns.find(input, shared) : undefined;
+  const run = shared >= MIN_KEPT_RUN ? pairedRuns.find(input, shared) : undefined;
   const calls = new PriorCalls(history, input);
   let pairedByHistory = false;
   for (let i = run?.items.length ?? 0; i < input.length; i++) {
@@ -35,7 +33,7 @@ export function checkOutputsPaired(history: readonly Item[], input: readonly Ite
     if (found === 'history' && i < shared) pairedByHistory = true;
   }
   // a run is kept only when it pairs its outputs by itself: another history may come before it
-  if (shared >= MIN_RUN && run?.items.length !== shared && !pairedByHistory) pairedRuns.keep(input.slice(0, shared), true, run);
+  if (shared >= MIN_KEPT_RUN && run?.items.length !== shared && !pairedByHistory) pairedRuns.keep(input.slice(0, shared), true, run);
 }
 
 function holdsOutput(types: ReadonlySet<string>): boolean {

@@ -1,7 +1,4 @@
-import { KeptRuns, sharedLength } from './kept-runs.js';
-
-/** Below this many shared items, looking at them again costs less than keeping their types. */
-const MIN_RUN = 16;
+import { KeptRuns, MIN_KEPT_RUN, sharedLength } from './kept-runs.js';
 
 /** The types of a resent history's leading shared items, as a run (a few turns looked back). */
 const typeRuns = new KeptRuns<ReadonlySet<string>>(64);
@@ -14,7 +11,7 @@ const typeRuns = new KeptRuns<ReadonlySet<string>>(64);
  */
 export function itemTypes(items: readonly { readonly type: string }[]): ReadonlySet<string> {
   const end = sharedLength(items);
-  if (end < MIN_RUN) return withTypes(new Set(), items, 0, items.length);
+  if (end < MIN_KEPT_RUN) return withTypes(new Set(), items, 0, items.length);
   const run = typeRuns.find(items, end);
   let shared = run?.value;
   if (run?.items.length !== end) {

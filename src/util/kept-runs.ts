@@ -6,7 +6,8 @@
  * conversation, its newest (a fork from an earlier turn makes its own).
  *
  * Used for a resent history's model items (engine/held-history.ts), its checked and storable
- * items (`mapWithKeptRun`), a resent Messages conversation's decoded messages
+ * items (`mapWithKeptRun`), its item types (util/item-types.ts) and paired outputs
+ * (engine/output-pairing.ts), a resent Messages conversation's decoded messages
  * (messages/decoded-runs.ts), and whole lists resent with every request (`KeptLists`: an echoed
  * tool list, the upstream request's tool bytes).
  */
@@ -82,8 +83,8 @@ export function sharedLength(items: readonly unknown[]): number {
   return end;
 }
 
-/** Below this many shared objects, mapping them again costs less than keeping a run of them. */
-const MIN_MAPPED_RUN = 16;
+/** Below this many shared objects, looking at them again (mapping, checking) costs less than keeping a run of them. */
+export const MIN_KEPT_RUN = 16;
 
 /**
  * `items.map(map)` for a list whose leading objects are shared (frozen: a history resent whole,
@@ -94,7 +95,7 @@ const MIN_MAPPED_RUN = 16;
  */
 export function mapWithKeptRun<T, U>(runs: KeptRuns<readonly U[]>, items: readonly T[], map: (item: T, index: number) => U): U[] {
   const end = sharedLength(items);
-  if (end < MIN_MAPPED_RUN) return items.map(map);
+  if (end < MIN_KEPT_RUN) return items.map(map);
   const run = runs.find(items, end);
   const out: U[] = run === undefined ? [] : run.value.slice();
   for (let i = out.length; i < items.length; i++) out.push(map(items[i], i));
