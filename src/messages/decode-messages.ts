@@ -4,6 +4,7 @@ import type { JsonObject } from '../protocol/messages.js';
 import type { ResolvedInputItem } from '../protocol/responses.js';
 import { isPlainObject } from '../tools/validate.js';
 import { deepFreeze } from '../util/freeze.js';
+import { withSharedLength } from '../util/kept-runs.js';
 import { normalizeStoredItem } from '../util/items.js';
 import { decodedRuns, keptRun, runEnd } from './decoded-runs.js';
 import { requireString } from './fields.js';
@@ -67,6 +68,8 @@ export function decodeMessages(messages: unknown, ignored: string[]): JsonObject
   const pairing = run === undefined ? ToolPairing.fresh() : ToolPairing.from(run.value.pairing);
   /** Where the run to keep ends (this request's leading frozen messages but the last). */
   let kept: { items: number; ignored: number; pairing: PairingMark } | undefined;
+  /** How many leading items are shared: those of the leading frozen messages (kept decodings, frozen). */
+  let shared = items.length;
   for (let i = run?.items.length ?? 0; i < messages.length; i++) {
     if (i === end && i > (run?.items.length ?? 0)) kept = { items: items.length, ignored: skipped.length, pairing: pairing.mark() };
     const message: unknown = messages[i];
@@ -77,6 +80,7 @@ export function decodeMessages(messages: unknown, ignored: string[]): JsonObject
       if (frozen) decoded = keptDecoding(message, i > 0 ? messages[i - 1] : undefined, decoded);
     }
     for (const item of decoded.items) items.push(item);
+    if (frozen && shared === items.length - decoded.items.length) shared = items.length;
     for (const { index, type } of decoded.ignored) skipped.push(`messages[${i}].content[${index}] (${type})`);
     pairing.add(message as JsonObject, i, messages as JsonObject[]);
   }
@@ -86,7 +90,8 @@ export function decodeMessages(messages: unknown, ignored: string[]): JsonObject
     decodedRuns.keep(messages.slice(0, end), { items: items.slice(0, kept.items), ignored: skipped.slice(0, kept.ignored), pairing: state }, run);
   }
   for (const entry of skipped) ignored.push(entry);
-  return items;
+  // the engine's stages of the input look no further than these (util/kept-runs.ts)
+  return withSharedLength(items, shared);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../protocol/messages.js';
 import type { PairingState } from './tool-pairing.js';
-import { isShared, KeptRuns, type KeptRun } from '../util/kept-runs.js';
+import { KeptRuns, sharedLength, type KeptRun } from '../util/kept-runs.js';
 
 /**
  * The leading messages of a conversation resent whole, decoded and checked: a turn decodes and
@@ -29,9 +29,7 @@ export const decodedRuns = new KeptRuns<DecodedMessages>(16);
 
 /** How many of `messages` a run may hold: the leading frozen ones, the last message left out (0: too few). */
 export function runEnd(messages: readonly unknown[]): number {
-  let frozen = 0;
-  while (frozen < messages.length && isShared(messages[frozen])) frozen++;
-  const end = Math.min(frozen, messages.length - 1);
+  const end = Math.min(sharedLength(messages), messages.length - 1);
   return end >= MIN_RUN ? end : 0;
 }
 

@@ -1,5 +1,5 @@
 import { intern, isObject } from './interned-member.js';
-import { withSharedLength } from './kept-runs.js';
+import { isShared, withSharedLength } from './kept-runs.js';
 import { arrayCloseFrom, CLOSE_BRACKET, COMMA, MemberName, newSentinel, parseSpliced, skipSpace, trimEnd } from './json-bytes.js';
 
 /** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
@@ -19,7 +19,7 @@ interface KeptPrefix {
   bytes: Buffer;
   /** The K items, parsed and frozen (`intern`). */
   items: readonly unknown[];
-  /** How many of them lead as objects (shared: `util/kept-runs.ts`); all but in a body that is no request. */
+  /** How many of them lead as objects (shared: `util/kept-runs.ts`): all, but in a body that is no request. */
   objects: number;
   /** Where the bytes were in that body, from its start. */
   fromStart: number;
@@ -175,10 +175,10 @@ export class InternedPrefix {
 
 const OPEN_BRACKET = 0x5b;
 
-/** How many of `items` lead as objects, `from` of them known to. */
+/** How many of `items` lead as shared objects (`isShared`: the kept items are frozen), `from` of them known to. */
 function leadingObjects(items: readonly unknown[], from: number): number {
   let end = from;
-  while (end < items.length && isObject(items[end])) end++;
+  while (end < items.length && isShared(items[end])) end++;
   return end;
 }
 

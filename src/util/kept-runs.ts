@@ -68,9 +68,12 @@ export function isShared(value: unknown): value is object {
  */
 const sharedLengths = new WeakMap<readonly unknown[], number>();
 
-/** `items` (an array no one changes) noted as beginning with `count` shared objects. */
+/** Below this many, counting the shared objects again costs less than noting how many they are. */
+const MIN_NOTED = 128;
+
+/** `items` (an array no one changes) noted as beginning with `count` shared objects (when they are many). */
 export function withSharedLength<A extends readonly unknown[]>(items: A, count: number): A {
-  if (count > 0) sharedLengths.set(items, count);
+  if (count >= MIN_NOTED) sharedLengths.set(items, count);
   return items;
 }
 

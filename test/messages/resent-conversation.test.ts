@@ -12,6 +12,7 @@ import { decodeMessages } from '../../src/messages/decode-messages.js';
 import type { Item } from '../../src/protocol/responses.js';
 import { InternedPrefix } from '../../src/util/interned-prefix.js';
 import { intern } from '../../src/util/interned-member.js';
+import { sharedLength } from '../../src/util/kept-runs.js';
 import { normalizeStoredItem } from '../../src/util/items.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { keptAndFreshGateways, uniquelyIndented } from '../helpers/kept-and-fresh.js';
@@ -49,6 +50,11 @@ describe('decoding a resent conversation', () => {
       const body = Buffer.from(JSON.stringify({ ...CLAUDE, messages: marked(loop(turn)) }));
       const decoded = decodeMessagesRequest(interned.parse(body, parse));
       const input = decoded.body.input as Json[];
+      // the engine's stages look at what follows its leading shared (frozen) items only: that count
+      // comes with the array, as its items are
+      let frozen = 0;
+      while (frozen < input.length && Object.isFrozen(input[frozen])) frozen++;
+      expect(sharedLength(input)).toBe(frozen);
       // the same items as a fresh decoding gives, ids and status apart (minted once for kept ones)
       const fresh = decodeMessagesRequest(JSON.parse(body.toString('utf8'))).body.input as Json[];
       expect(input.map(({ id: _id, status: _status, ...rest }) => rest)).toEqual(fresh);
@@ -150,6 +156,12 @@ describe('decoding a resent conversation', () => {
     expect(edited[1]).toBe(first[1]);
     expect(edited[2]).not.toBe(first[2]);
     expect(edited[2].content).toEqual([{ type: 'input_text', text: 'changed' }]);
+    // a message of the request's own among kept ones: the items it is noted to begin with stop before it
+    const long = Array.from({ length: 130 }, (_, i) => intern({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` }));
+    const mixed = decodeMessages([...long, { role: 'user', content: 'fresh' }, intern({ role: 'assistant', content: 'after' })], []);
+    expect(sharedLength(mixed)).toBe(130);
+    expect(Object.isFrozen(mixed[130])).toBe(false);
+    expect(Object.isFrozen(mixed[131])).toBe(true);
     // objects of the request's own (not kept): fresh items every time
     const own = [{ role: 'user', content: 'mine' }];
     expect(decodeMessages(own, [])[0]).not.toBe(decodeMessages(own, [])[0]);

@@ -127,6 +127,20 @@ describe('InternedPrefix', () => {
     expect(seen.at(-1)).not.toContain('item 0:');
   });
 
+  it('notes how many leading items are objects: all of a long kept history, none past a text among them', () => {
+    const interned = new InternedPrefix('input', LIMITS);
+    const parse = (body: Buffer) => JSON.parse(body.toString('utf8'));
+    const parsed = (items: unknown[]) => (interned.parse(Buffer.from(JSON.stringify({ model: 'm', input: items })), parse) as { input: unknown[] }).input;
+    // the first body is parsed as sent; the second keeps its items, the third takes them as kept
+    expect(sharedLength(parsed(history(150)))).toBe(0);
+    for (let turn = 150; turn < 153; turn++) expect(sharedLength(parsed(history(turn)))).toBe(turn);
+    // a text among the items (no request's, but a body all the same): the objects before it
+    const withText: unknown[] = history(160);
+    withText.splice(140, 0, 'a text, not an item');
+    expect(sharedLength(parsed(withText))).toBe(0);
+    for (let turn = 0; turn < 3; turn++) expect(sharedLength(parsed([...withText, ...history(turn)]))).toBe(140);
+  });
+
   it('seeded fuzz: 2,000 turns of growing, edited and damaged histories parse exactly as JSON.parse, or fail where it fails', () => {
     const random = prng(20261204);
     const interned = new InternedPrefix('input', LIMITS);
@@ -161,11 +175,11 @@ describe('InternedPrefix', () => {
       const got = outcome(() => (value = interned.parse(Buffer.from(text), parse) as typeof value));
       expect(got).toEqual(outcome(() => JSON.parse(text)));
       if (Array.isArray(value?.input) && Object.isFrozen(value.input[0])) around++;
-      // the shared items an array is noted with are its leading frozen objects (no text, no array)
+      // the shared items an array is noted with are its leading frozen objects (no text)
       if (Array.isArray(value?.input)) {
         const input = value.input;
         let objects = 0;
-        while (objects < input.length && typeof input[objects] === 'object' && !Array.isArray(input[objects]) && Object.isFrozen(input[objects])) objects++;
+        while (objects < input.length && typeof input[objects] === 'object' && Object.isFrozen(input[objects])) objects++;
         expect(sharedLength(input)).toBe(objects);
       }
     }

@@ -14,8 +14,11 @@ describe('sharedLength', () => {
   it('counts leading frozen objects, or takes what an array was noted with', () => {
     const shared = [item('message', 'a'), item('message', 'b'), { type: 'message', tag: 'fresh' }, item('message', 'c')];
     expect(sharedLength(shared)).toBe(2);
-    expect(sharedLength(withSharedLength([...shared], 1))).toBe(1);
     expect(sharedLength(['text', item('message', 'a')])).toBe(0);
+    // many are noted; a few are counted again (a note costs more than counting them)
+    const many = Array.from({ length: 200 }, (_, i) => item('message', `m${i}`));
+    expect(sharedLength(withSharedLength([...many], 150))).toBe(150);
+    expect(sharedLength(withSharedLength([...shared], 1))).toBe(2);
   });
 
   it('mapWithKeptRun notes its result with the shared objects it began with', () => {
