@@ -19,8 +19,8 @@ interface KeptPrefix {
   bytes: Buffer;
   /** The K items, parsed and frozen (`intern`). */
   items: readonly unknown[];
-  /** How many of them lead as objects (shared: `util/kept-runs.ts`): all, but in a body that is no request. */
-  objects: number;
+  /** How many of them lead as shared objects (`util/kept-runs.ts`): all, but in a body that is no request. */
+  shared: number;
   /** Where the bytes were in that body, from its start. */
   fromStart: number;
   /**
@@ -111,17 +111,17 @@ export class InternedPrefix {
     const items = added.length === 0 ? keptItems : keptItems.concat(added);
     const sent = items.slice();
     (value as Record<string, unknown>)[this.key] = sent;
-    let shared = Math.min(kept.objects, count);
+    let shared = Math.min(kept.shared, count);
     if (added.length > 0) {
       // the kept prefix grows by the new items, read from where it ended to the array's close
       const commas: number[] = [];
       const close = arrayCloseFrom(body, end, commas);
       if (close > 0 && close - start <= this.limits.maxBytes) {
         for (const item of added) intern(item);
-        if (shared === count) shared = leadingObjects(items, count);
+        if (shared === count) shared = leadingShared(items, count);
         // the cuts before the kept bytes' end, then the commas read (the first one right at that end)
         const cuts = kept.cuts.filter((cut) => cut < length);
-        const grown = { bytes: body.subarray(start, trimEnd(body, start, close)), items, objects: shared, fromStart: start, cuts: lastCuts(body, start, cuts, commas) };
+        const grown = { bytes: body.subarray(start, trimEnd(body, start, close)), items, shared, fromStart: start, cuts: lastCuts(body, start, cuts, commas) };
         this.keptBytes += grown.bytes.length - kept.bytes.length;
         this.kept[index] = grown;
       }
@@ -160,9 +160,9 @@ export class InternedPrefix {
     const probed = isObject(check) ? check[this.key] : undefined;
     if (!Array.isArray(probed) || probed.length !== 1 || probed[0] !== this.sentinel) return;
     const items = member.map((item) => intern(item));
-    const objects = leadingObjects(items, 0);
-    value[this.key] = withSharedLength(items.slice(), objects);
-    const kept = { bytes: body.subarray(start, trimEnd(body, start, close)), items, objects, fromStart: start, cuts: lastCuts(body, start, [], commas) };
+    const shared = leadingShared(items, 0);
+    value[this.key] = withSharedLength(items.slice(), shared);
+    const kept = { bytes: body.subarray(start, trimEnd(body, start, close)), items, shared, fromStart: start, cuts: lastCuts(body, start, [], commas) };
     this.kept.unshift(kept);
     this.keptBytes += kept.bytes.length;
     this.evict();
@@ -176,7 +176,7 @@ export class InternedPrefix {
 const OPEN_BRACKET = 0x5b;
 
 /** How many of `items` lead as shared objects (`isShared`: the kept items are frozen), `from` of them known to. */
-function leadingObjects(items: readonly unknown[], from: number): number {
+function leadingShared(items: readonly unknown[], from: number): number {
   let end = from;
   while (end < items.length && isShared(items[end])) end++;
   return end;
