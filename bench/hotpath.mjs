@@ -18,7 +18,8 @@
 //
 // Knobs: BENCH_HOTPATH_SECONDS (4, measured seconds per load run), BENCH_HOTPATH_WARMUP (1),
 // BENCH_SLICES (4: a load run measured in slices alternating with the runs it is compared with),
-// BENCH_JIT_WARMUP_SECONDS (4: the gateway child's first load, per workload, discarded),
+// BENCH_JIT_WARMUP_SECONDS (4: the gateway child's first load, per workload, discarded; the
+// in-process tool rounds discard at least as long per gateway workload),
 // BENCH_HOTPATH_N (200, sequential samples per side), BENCH_HOTPATH_ONLY (store,codex,tools,growth,tokens),
 // BENCH_HOTPATH_RESULTS (bench/hotpath-results.json).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
