@@ -15,7 +15,7 @@ import {
 import { ToolDeclarationError, type RegistryEntry } from './types.js';
 import { isPlainObject } from './validate.js';
 import { EMPTY_LIST } from '../util/empty.js';
-import { KeptLists } from '../util/kept-runs.js';
+import { isShared, KeptLists } from '../util/kept-runs.js';
 
 const HANDLERS: readonly ToolHandler<any>[] = [
   functionHandler,
@@ -286,11 +286,12 @@ const echoedLists = new KeptLists<JsonObject[]>();
 
 /** The `tools` echoed in the Response: as declared, minus credentials; function fields made explicit. */
 export function echoTools(parsed: readonly ParsedTool[]): JsonObject[] {
-  const declared = parsed.map((tool) => tool.raw);
-  const kept = echoedLists.find(declared);
+  // only a list that may be kept (its declarations shared) is looked up: no array for any other
+  const declared = isShared(parsed.at(-1)?.raw) ? parsed.map((tool) => tool.raw) : undefined;
+  const kept = declared && echoedLists.find(declared);
   if (kept !== undefined) return kept;
   const echoed = parsed.map(({ raw, handler }) => (handler?.echo ? handler.echo(raw) : withoutCredentials(raw)));
-  echoedLists.keep(declared, echoed);
+  if (declared) echoedLists.keep(declared, echoed);
   return echoed;
 }
 

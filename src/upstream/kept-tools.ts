@@ -1,6 +1,6 @@
 import type { ChatRequest } from '../protocol/chat.js';
 import { KeptJson } from '../util/kept-json.js';
-import { KeptLists } from '../util/kept-runs.js';
+import { isShared, KeptLists } from '../util/kept-runs.js';
 import { utf8Bytes } from '../util/utf8.js';
 
 type ChatTools = NonNullable<ChatRequest['tools']>;
@@ -19,13 +19,14 @@ const byFunctions = new KeptLists<Buffer>();
 
 /** The JSON bytes of an upstream request's `tools` array, exactly `JSON.stringify(tools)`. */
 export function keptToolsBytes(tools: ChatTools): Buffer {
-  // `{type: 'function', function}` entries (as the chat request makes them) stand for their function; any other for none
-  const functions = tools.map((tool) => (tool.type === 'function' ? tool.function : undefined));
-  const listed = byFunctions.find(functions);
+  // `{type: 'function', function}` entries (as the chat request makes them) stand for their
+  // function, any other for none; only a list that may be kept (its functions shared) is looked up
+  const functions = isShared(tools.at(-1)?.function) ? tools.map((tool) => (tool.type === 'function' ? tool.function : undefined)) : undefined;
+  const listed = functions && byFunctions.find(functions);
   if (listed !== undefined) return listed;
   let key = '';
   for (const tool of tools) key += `${tool.function?.name}\u0000`;
   const bytes = kept.get(key, tools);
-  byFunctions.keep(functions, bytes);
+  if (functions) byFunctions.keep(functions, bytes);
   return bytes;
 }
