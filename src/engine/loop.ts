@@ -2,7 +2,7 @@
 // client or hits a cap. Every exit goes through finish/fail (settle.ts); after a round,
 // classifyRound decides which.
 import { Errors, upstreamStreamError } from '../errors.js';
-import type { ModelRequest } from '../protocol/model.js';
+import type { ModelItem, ModelRequest } from '../protocol/model.js';
 import type { Item, ResponseObject } from '../protocol/responses.js';
 import { APPROVAL_GATES, preludeFor } from '../tools/registry.js';
 import type { ItemEmitter } from '../tools/types.js';
@@ -24,7 +24,7 @@ import { fail, finish, saveRunning } from './settle.js';
 
 /** A new run of a prepared turn: the state that changes while it runs starts here. */
 export function newTurnRun(turn: PreparedTurn, hooks: RunHooks, controller: TurnAbort): TurnRun {
-  return { turn, hooks, controller, conversation: [...turn.conversation], callRecords: [], outcome: hooks.outcome ?? {}, owned: false, roundsRun: 0 };
+  return { turn, hooks, controller, conversation: turn.conversation, callRecords: [], outcome: hooks.outcome ?? {}, owned: false, roundsRun: 0 };
 }
 
 /** What a round runs when it has no gateway calls, or its output was cut short: nothing. */
@@ -44,7 +44,15 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
   let startedTools = false;
   // one scheduler for the whole turn: same-name serialization holds across rounds
   let scheduler: TurnScheduler | undefined;
-  /** Runs gateway calls; their results join the conversation (and the run's call records) for the next round. */
+  /**
+   * What the model has not been sent yet (a round's output, gateway calls' results), in order:
+   * joined to the conversation when the next round's request is made, so a turn whose one round
+   * ends it never copies its conversation (a resent history can be thousands of items long).
+   */
+  let added: ModelItem[] = [];
+  /** The run's own copy of the conversation, once a round has gone on. */
+  let grown: ModelItem[] | undefined;
+  /** Runs gateway calls; their results join this round's additions (and the run's call records). */
   const runCalls = async (calls: readonly PendingGatewayCall[]) => {
     scheduler ??= new TurnScheduler({ maxConcurrent: ctx.options.maxConcurrentGatewayCalls });
     const outcomes = await scheduler.run(calls, emitterOf(), signal);
@@ -53,7 +61,7 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
     const round = calls[0]?.call.callId;
     calls.forEach((pending, i) => {
       const { callId, modelName, arguments: args } = pending.call;
-      run.conversation.push({ type: 'function_call_output', callId, output: outcomes[i].output });
+      added.push({ type: 'function_call_output', callId, output: outcomes[i].output });
       const itemId = outcomes[i].itemId;
       if (itemId) run.callRecords.push({ itemId, callId, name: modelName, arguments: args, output: outcomes[i].output, round });
     });
@@ -103,6 +111,13 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
   for (let round = 0; ; round++) {
     const roundStart = performance.now();
     run.roundsRun = round + 1;
+    if (added.length > 0) {
+      // the turn's own list is copied once, by the first round that goes on; the copy grows after
+      if (grown === undefined) grown = run.conversation.concat(added);
+      else grown.push(...added);
+      run.conversation = grown;
+      added = [];
+    }
     const tools = round > 0 && turn.toolsFollowRegistry ? turn.registry.visibleFunctions() : turn.tools;
     const request: ModelRequest = withFields(turn.base, {
       items: run.conversation,
@@ -148,7 +163,7 @@ export async function runLoop(ctx: EngineContext, run: TurnRun, acc: ResponseAcc
     const upstreamDone = performance.now();
     const result = translator.finish(translator.truncated ? 'incomplete' : 'completed');
     run.outcome.stopSequence = result.stopSequence;
-    run.conversation.push(...result.modelItems);
+    added.push(...result.modelItems);
     // a cut-short output's calls are not run
     const cutShort = result.finishReason === 'length' ? 'max_output_tokens' : result.finishReason === 'content_filter' ? 'content_filter' : undefined;
     const { calls, approvalsRequested, capped } = cutShort || result.gatewayCalls.length === 0 ? NOTHING_RUN : await dispatch(result.gatewayCalls);

@@ -150,8 +150,12 @@ export interface TurnRun {
   readonly hooks: RunHooks;
   /** Aborting it stops the run (registered with the ownership for a stored run). */
   readonly controller: TurnAbort;
-  /** The turn's conversation, grown by each round's output and gateway results. */
-  readonly conversation: ModelItem[];
+  /**
+   * What the model is sent this round: the turn's conversation, then each earlier round's output
+   * and gateway results. The first round sends the turn's own list (never changed); the first
+   * round that goes on copies it, and later rounds grow the copy (`runLoop`).
+   */
+  conversation: readonly ModelItem[];
   /** What the model saw of this run's gateway calls, kept with the stored items for later turns. */
   readonly callRecords: GatewayCallRecord[];
   /** The caller's `hooks.outcome`, or the run's own. */
