@@ -7,7 +7,7 @@ import type { GatewayCallRecord, StoredResponse } from '../store/store.js';
 import { flattenedName } from '../tools/names.js';
 import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '../tools/registry.js';
 import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
-import { deepFreeze } from '../util/freeze.js';
+import { deepFreezeEach } from '../util/freeze.js';
 import { itemTypes } from '../util/item-types.js';
 import { KeptRuns, sharedLength } from '../util/kept-runs.js';
 import type { CallRecordLookup } from './types.js';
@@ -172,7 +172,8 @@ function appended(model: HeldModelItems, added: readonly Item[], recorded: CallR
   }
   const replay = replayStateFor(added, model.replay);
   // frozen, as the items converted once are: the chat encoder keeps the messages of frozen items
-  const converted = deepFreeze(toModelItems(added, NO_TOOLS, recorded, replay));
+  // (the list not: it is joined to the held items, thousands for a long history)
+  const converted = deepFreezeEach(toModelItems(added, NO_TOOLS, recorded, replay));
   const held: HeldModelItems = { items: model.items.concat(converted), remoteImages: model.remoteImages || converted.some(holdsRemoteImage), namespaced: namespaced ?? model.namespaced, replay };
   const owner = model.owner ?? (unstoredOwner !== undefined && added.some((item) => handlerForCallItem(item.type) !== undefined) ? unstoredOwner : undefined);
   if (owner !== undefined) held.owner = owner;

@@ -14,6 +14,17 @@ export function deepFreeze<T>(value: T, onFrozen?: (object: object) => void): T 
 }
 
 /**
+ * Freezes each of `items` and everything in it, but not the list: a frozen array sends every
+ * `concat` it takes part in, even as a two-item argument, and its `slice`, `some` and `for … of`
+ * down V8's element-by-element path (Node 20: 10–100 × slower for a long list,
+ * bench/frozen-arrays.mjs). For lists that are joined to longer ones.
+ */
+export function deepFreezeEach<T>(items: T[]): T[] {
+  for (const item of items) deepFreeze(item);
+  return items;
+}
+
+/**
  * `make(value, arg)` made once for a frozen object and kept, frozen, in `made`: a shared object
  * (parsed or converted once, the same object request after request) gets the same result every
  * time, so what is kept by that result downstream is kept too; anything else is made anew. `make`

@@ -47,6 +47,7 @@ describe('heldInputRun', () => {
     expect(extended.length).toBe(grown.length);
     expect(extended.model.items).toEqual(toModelItems(grown, new ToolRegistry()));
     held!.model.items.forEach((item, i) => expect(extended.model.items[i]).toBe(item));
+    expect(extended.model.items.slice(held!.model.items.length).every((item) => Object.isFrozen(item))).toBe(true);
   });
 
   it('holds nothing for too few shared items, unfrozen ones, or items that are not context-free', () => {
