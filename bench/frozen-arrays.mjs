@@ -47,3 +47,10 @@ for (const [name, operation] of Object.entries(operations)) {
   const frozenUs = measure(operation, frozen);
   console.log(`${name.padEnd(24)} ${unfrozenUs.toFixed(1).padStart(8)} µs ${frozenUs.toFixed(1).padStart(8)} µs  ${(frozenUs / unfrozenUs).toFixed(1)} ×`);
 }
+
+// a long unfrozen list joined with a frozen list of two: the frozen argument alone sends the whole
+// join down the slow path (src/engine/held-history.ts `appended` joins a turn's new model items so)
+const two = [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }];
+const joinUs = measure((list) => plain.concat(list).length, two);
+const frozenJoinUs = measure((list) => plain.concat(list).length, Object.freeze(two.slice()));
+console.log(`${'long.concat(two)'.padEnd(24)} ${joinUs.toFixed(1).padStart(8)} µs ${frozenJoinUs.toFixed(1).padStart(8)} µs  ${(frozenJoinUs / joinUs).toFixed(1)} ×  (only the two-item argument frozen or not)`);
