@@ -9,7 +9,7 @@ import { APPROVAL_ITEMS, handlerForCallItem, preludeFor, ToolRegistry } from '..
 import { newReplayState, replayStateFor, toModelItems, type ReplayState } from './conversation.js';
 import { deepFreezeEach } from '../util/freeze.js';
 import { itemTypes } from '../util/item-types.js';
-import { KeptRuns, sharedLength } from '../util/kept-runs.js';
+import { KeptRuns, sharedLength, TURNS_LOOKBACK } from '../util/kept-runs.js';
 import type { CallRecordLookup } from './types.js';
 
 export interface HeldHistory {
@@ -108,8 +108,6 @@ export function mayJoinRound(before: Item | undefined, after: Item | undefined):
 
 /** Below this many shared items, converting them again costs less than keeping their model items. */
 const MIN_HELD_RUN = 16;
-/** How far back from the shared items' end a kept run is looked for (the items of a few turns). */
-const RUN_LOOKBACK = 64;
 /**
  * The model items of a history a client resends whole with every request (Codex over HTTP with
  * `store: false`). Its items reach a turn as the same frozen objects every time (http/json.ts keeps
@@ -119,7 +117,7 @@ const RUN_LOOKBACK = 64;
  * storing them adds (a message's `type`, an id minted for an item without one) is no part of
  * what the model sees: the items are known by the objects the client sent (util/kept-runs.ts).
  */
-const heldRuns = new KeptRuns<HeldModelItems>(RUN_LOOKBACK);
+const heldRuns = new KeptRuns<HeldModelItems>(TURNS_LOOKBACK);
 
 /**
  * The held model items of a request's leading shared items, and how many they are: `sent` is the

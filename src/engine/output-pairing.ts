@@ -3,7 +3,7 @@
 import { invalidRequest } from '../errors.js';
 import type { Item } from '../protocol/responses.js';
 import { CLIENT_CALL_ITEMS, CLIENT_OUTPUT_ITEMS } from '../tools/registry.js';
-import { KeptRuns, MIN_KEPT_RUN, sharedLength } from '../util/kept-runs.js';
+import { KeptRuns, MIN_KEPT_RUN, sharedLength, TURNS_LOOKBACK } from '../util/kept-runs.js';
 
 /** How far back from an output its call is looked for before all the calls are collected. */
 const RECENT_CALLS = 64;
@@ -12,7 +12,7 @@ const RECENT_CALLS = 64;
  * Leading shared items of resent histories (util/kept-runs.ts) whose every output answers a call
  * before it among them: checked once, whatever comes before or after them.
  */
-const pairedRuns = new KeptRuns<true>(64);
+const pairedRuns = new KeptRuns<true>(TURNS_LOOKBACK);
 
 /**
  * Throws a 400 naming the first output in `input` that answers no call before it in `input` nor
@@ -48,7 +48,7 @@ function holdsOutput(types: ReadonlySet<string>): boolean {
  */
 class PriorCalls {
   private inputFirsts: Map<string, number> | undefined;
-  private historyIds: Set<string> | undefined;
+  private historyFirsts: Map<string, number> | undefined;
 
   constructor(
     private readonly history: readonly Item[],
@@ -66,8 +66,8 @@ class PriorCalls {
     }
     for (let j = history.length - 1; j >= Math.max(0, history.length - RECENT_CALLS); j--) if (isHistoryCall(history[j]) && history[j].call_id === callId) return 'history';
     if (history.length > RECENT_CALLS) {
-      this.historyIds ??= new Set(firstPlaces(history, isHistoryCall).keys());
-      if (this.historyIds.has(callId)) return 'history';
+      this.historyFirsts ??= firstPlaces(history, isHistoryCall);
+      if (this.historyFirsts.has(callId)) return 'history';
     }
     return 'none';
   }

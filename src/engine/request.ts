@@ -3,7 +3,7 @@ import { ENGINE_ITEM_VALIDATORS } from '../protocol/input-items.js';
 import { InvalidItemError } from '../protocol/item-validation.js';
 import { ID_PREFIX, type InputItem, type JsonObject, type TextConfig, type TextFormat } from '../protocol/responses.js';
 import { madeOnce } from '../util/freeze.js';
-import { KeptRuns, mapWithKeptRun } from '../util/kept-runs.js';
+import { KeptRuns, mapWithKeptRun, TURNS_LOOKBACK } from '../util/kept-runs.js';
 import { newId } from '../util/ids.js';
 import { parseTools, toolItemValidator, type ParsedTool } from '../tools/registry.js';
 import { ToolDeclarationError } from '../tools/types.js';
@@ -129,7 +129,7 @@ function parseInput(input: unknown): InputItem[] {
  */
 const checkedItems = new WeakMap<object, InputItem>();
 /** The checked items of a resent history's leading shared items, as a run (a few turns looked back). */
-const checkedRuns = new KeptRuns<readonly InputItem[]>(64);
+const checkedRuns = new KeptRuns<readonly InputItem[]>(TURNS_LOOKBACK);
 
 /** `input[index]` checked (once for a frozen item: its place is named only when it is checked). */
 function checkedOnce(item: unknown, index: number): InputItem {

@@ -1,5 +1,5 @@
 import { intern, isObject } from './interned-member.js';
-import { isShared, withSharedLength } from './kept-runs.js';
+import { leadingShared, withSharedLength } from './kept-runs.js';
 import { arrayCloseFrom, CLOSE_BRACKET, COMMA, MemberName, newSentinel, parseSpliced, skipSpace, trimEnd } from './json-bytes.js';
 
 /** How many bodies with the same opening of the array are parsed in full before its prefix is kept. */
@@ -160,7 +160,7 @@ export class InternedPrefix {
     const probed = isObject(check) ? check[this.key] : undefined;
     if (!Array.isArray(probed) || probed.length !== 1 || probed[0] !== this.sentinel) return;
     const items = member.map((item) => intern(item));
-    const shared = leadingShared(items, 0);
+    const shared = leadingShared(items);
     value[this.key] = withSharedLength(items.slice(), shared);
     const kept = { bytes: body.subarray(start, trimEnd(body, start, close)), items, shared, fromStart: start, cuts: lastCuts(body, start, [], commas) };
     this.kept.unshift(kept);
@@ -174,13 +174,6 @@ export class InternedPrefix {
 }
 
 const OPEN_BRACKET = 0x5b;
-
-/** How many of `items` lead as shared objects (`isShared`: the kept items are frozen), `from` of them known to. */
-function leadingShared(items: readonly unknown[], from: number): number {
-  let end = from;
-  while (end < items.length && isShared(items[end])) end++;
-  return end;
-}
 
 /**
  * The last CHANGEABLE_TAIL cuts of a kept prefix: `earlier` (lengths already known) followed by

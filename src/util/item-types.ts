@@ -1,7 +1,7 @@
-import { KeptRuns, MIN_KEPT_RUN, sharedLength } from './kept-runs.js';
+import { KeptRuns, MIN_KEPT_RUN, sharedLength, TURNS_LOOKBACK } from './kept-runs.js';
 
 /** The types of a resent history's leading shared items, as a run (a few turns looked back). */
-const typeRuns = new KeptRuns<ReadonlySet<string>>(64);
+const typeRuns = new KeptRuns<ReadonlySet<string>>(TURNS_LOOKBACK);
 
 /**
  * The `type`s of `items`. What a turn asks of its whole input — does it hold a tool output, a

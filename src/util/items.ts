@@ -1,6 +1,6 @@
 import { ID_PREFIX, type Item, type JsonObject, type MessageItem, type ResolvedInputItem } from '../protocol/responses.js';
 import { madeOnce } from './freeze.js';
-import { KeptRuns, mapWithKeptRun } from './kept-runs.js';
+import { KeptRuns, mapWithKeptRun, TURNS_LOOKBACK } from './kept-runs.js';
 import { newId } from './ids.js';
 
 /** Id prefixes for items that arrive without one. */
@@ -49,7 +49,7 @@ export function normalizeUnstoredItem(item: ResolvedInputItem): Item {
 }
 
 /** The items of a resent history's leading shared items as `normalizeUnstoredItem` makes them, as a run. */
-const unstoredRuns = new KeptRuns<readonly Item[]>(64);
+const unstoredRuns = new KeptRuns<readonly Item[]>(TURNS_LOOKBACK);
 
 /** `items.map(normalizeUnstoredItem)`, a resent history's leading shared items taken as a run. */
 export function normalizeUnstoredItems(items: readonly ResolvedInputItem[]): Item[] {

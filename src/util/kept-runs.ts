@@ -17,6 +17,9 @@ export interface KeptRun<T> {
   readonly value: T;
 }
 
+/** How far back a resent history's run is looked for: the items of a few turns. */
+export const TURNS_LOOKBACK = 64;
+
 export class KeptRuns<T> {
   private readonly runs = new WeakMap<object, KeptRun<T>>();
 
@@ -79,9 +82,12 @@ export function withSharedLength<A extends readonly unknown[]>(items: A, count: 
 
 /** How many of `items`' leading objects are shared (counted where not noted). */
 export function sharedLength(items: readonly unknown[]): number {
-  const noted = sharedLengths.get(items);
-  if (noted !== undefined) return noted;
-  let end = 0;
+  return sharedLengths.get(items) ?? leadingShared(items);
+}
+
+/** How many of `items`' leading objects are shared, counted (the first `from` known to be). */
+export function leadingShared(items: readonly unknown[], from = 0): number {
+  let end = from;
   while (end < items.length && isShared(items[end])) end++;
   return end;
 }
